@@ -1,0 +1,207 @@
+/**
+ * The one source of truth for every table. Row types come from `$inferSelect`/`$inferInsert`;
+ * migrations are generated from this file by drizzle-kit (`bun run db:generate`).
+ *
+ * Conventions: uint256 values are numeric(78,0) read as bigint (exact); addresses and hashes
+ * are lowercase 0x-hex text with a check; a citizen is keyed by (season, citizen_id) because
+ * S1 and S2 ids overlap and a citizen sits in the staker's escrow at most once at a time.
+ */
+import { sql } from "drizzle-orm";
+import {
+  bigint,
+  boolean,
+  check,
+  foreignKey,
+  index,
+  integer,
+  numeric,
+  pgEnum,
+  pgTable,
+  primaryKey,
+  serial,
+  smallint,
+  text,
+  timestamp,
+} from "drizzle-orm/pg-core";
+
+const uint256 = (name: string) => numeric(name, { precision: 78, scale: 0, mode: "bigint" });
+const blockNumber = (name: string) => bigint(name, { mode: "bigint" });
+const isAddress = (column: string) => sql.raw(`${column} ~ '^0x[0-9a-f]{40}$'`);
+const isHash = (column: string) => sql.raw(`${column} ~ '^0x[0-9a-f]{64}$'`);
+
+export const stakerEventName = pgEnum("staker_event_name", ["Stake", "Withdraw", "Claim"]);
+/** The staker's AssetType enum, told apart by the event's asset address. */
+export const assetType = pgEnum("asset_type", ["s1_citizen", "s2_citizen", "bytes", "lp"]);
+
+/** Every Stake, Withdraw and Claim log of the staker: the truth the state is projected from. */
+export const stakerEvents = pgTable(
+  "staker_events",
+  {
+    blockNumber: blockNumber("block_number").notNull(),
+    logIndex: integer("log_index").notNull(),
+    blockHash: text("block_hash").notNull(),
+    transactionHash: text("transaction_hash").notNull(),
+    event: stakerEventName("event").notNull(),
+    /** Stake: the staker; Withdraw: the caller; Claim: the recipient. */
+    account: text("account").notNull(),
+    /** The token contract the event is about (null for Claim). */
+    asset: text("asset"),
+    assetType: assetType("asset_type"),
+    /** Stake only: the encoded option (duration << 128 | multiplier), or season << 128 | citizen for BYTES. */
+    timelockOption: uint256("timelock_option"),
+    /** Stake and Withdraw: the citizen id, or an amount in wei for BYTES and LP. */
+    amountOrTokenId: uint256("amount_or_token_id"),
+    /** Claim only, in wei. */
+    reward: uint256("reward"),
+    tax: uint256("tax"),
+    /** The citizen this event changes (citizen Stake/Withdraw and BYTES Stake), else null. */
+    citizenSeason: smallint("citizen_season"),
+    citizenId: uint256("citizen_id"),
+  },
+  (t) => [
+    primaryKey({ columns: [t.blockNumber, t.logIndex] }),
+    index("staker_events_citizen_idx").on(t.citizenSeason, t.citizenId, t.blockNumber, t.logIndex),
+    index("staker_events_account_idx").on(t.account, t.blockNumber),
+    check("staker_events_account_check", isAddress("account")),
+    check("staker_events_block_hash_check", isHash("block_hash")),
+  ],
+);
+
+/** What each citizen Stake applied, read from the chain at the stake's block (frozen afterwards). */
+export const citizenStakes = pgTable(
+  "citizen_stakes",
+  {
+    blockNumber: blockNumber("block_number").notNull(),
+    logIndex: integer("log_index").notNull(),
+    season: smallint("season").notNull(),
+    citizenId: uint256("citizen_id").notNull(),
+    staker: text("staker").notNull(),
+    timelockDuration: uint256("timelock_duration").notNull(),
+    timelockMultiplier: uint256("timelock_multiplier").notNull(),
+    timelockEndTime: uint256("timelock_end_time").notNull(),
+    /** S1 only: getCreditYield(id, componentVault) at the stake's block; "" when unmapped. */
+    creditYield: text("credit_yield"),
+    identityPoints: uint256("identity_points"),
+    /** S1 only: the component vault, else the separately staked vault, else 0. */
+    vaultId: uint256("vault_id"),
+    vaultCreditMultiplier: text("vault_credit_multiplier"),
+    /** S1 only: the vault multiplier the stake applied ("?" for a Hand claim, 100 with no vault). */
+    vaultMultiplier: uint256("vault_multiplier"),
+    handClaim: boolean("hand_claim"),
+    stakedVaultId: uint256("staked_vault_id"),
+    hasVault: boolean("has_vault"),
+    /** The stake's points before any BYTES bonus. */
+    basePoints: uint256("base_points").notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.blockNumber, t.logIndex] }),
+    foreignKey({
+      columns: [t.blockNumber, t.logIndex],
+      foreignColumns: [stakerEvents.blockNumber, stakerEvents.logIndex],
+    }).onDelete("cascade"),
+  ],
+);
+
+/** A citizen's components, read from its season's citizen contract. They do not change. */
+export const citizens = pgTable(
+  "citizens",
+  {
+    season: smallint("season").notNull(),
+    citizenId: uint256("citizen_id").notNull(),
+    identityId: uint256("identity_id").notNull(),
+    itemCacheId: uint256("item_cache_id").notNull(),
+    landDeedId: uint256("land_deed_id").notNull(),
+    /** S1 only: 0 when the citizen has no component vault. */
+    componentVaultId: uint256("component_vault_id"),
+    rewardRate: uint256("reward_rate"),
+    identityClass: text("identity_class"),
+    isHand: boolean("is_hand"),
+    /** From the citizen's tokenURI metadata when it is readable. */
+    name: text("name"),
+    image: text("image"),
+  },
+  (t) => [primaryKey({ columns: [t.season, t.citizenId] })],
+);
+
+/** The citizens staked now (as of the indexer checkpoint): one row each, everything the API serves. */
+export const stakedCitizens = pgTable(
+  "staked_citizens",
+  {
+    season: smallint("season").notNull(),
+    citizenId: uint256("citizen_id").notNull(),
+    staker: text("staker").notNull(),
+    stakeBlockNumber: blockNumber("stake_block_number").notNull(),
+    stakeLogIndex: integer("stake_log_index").notNull(),
+    identityId: uint256("identity_id").notNull(),
+    itemCacheId: uint256("item_cache_id").notNull(),
+    landDeedId: uint256("land_deed_id").notNull(),
+    name: text("name"),
+    image: text("image"),
+    isHand: boolean("is_hand"),
+    creditYield: text("credit_yield"),
+    identityPoints: uint256("identity_points"),
+    vaultId: uint256("vault_id"),
+    vaultCreditMultiplier: text("vault_credit_multiplier"),
+    vaultMultiplier: uint256("vault_multiplier"),
+    stakedVaultId: uint256("staked_vault_id"),
+    hasVault: boolean("has_vault"),
+    timelockDuration: uint256("timelock_duration").notNull(),
+    timelockMultiplier: uint256("timelock_multiplier").notNull(),
+    timelockEndTime: uint256("timelock_end_time").notNull(),
+    /** In wei; the API shows BYTES. */
+    stakedBytes: uint256("staked_bytes").notNull(),
+    bytesPoints: uint256("bytes_points").notNull(),
+    totalPoints: uint256("total_points").notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.season, t.citizenId] }),
+    index("staked_citizens_staker_id_idx").on(t.staker, t.season, t.citizenId),
+    index("staked_citizens_staker_points_idx").on(t.staker, t.totalPoints, t.season, t.citizenId),
+    index("staked_citizens_staker_end_idx").on(t.staker, t.timelockEndTime, t.season, t.citizenId),
+    check("staked_citizens_staker_check", isAddress("staker")),
+  ],
+);
+
+/** Hashes of blocks the indexer has seen, to notice a reorg below its checkpoint. */
+export const blocks = pgTable(
+  "blocks",
+  {
+    number: blockNumber("number").primaryKey(),
+    hash: text("hash").notNull(),
+  },
+  () => [check("blocks_hash_check", isHash("hash"))],
+);
+
+/** The indexer's checkpoint: everything up to indexed_block is in the tables. */
+export const indexerCheckpoints = pgTable(
+  "indexer_checkpoints",
+  {
+    staker: text("staker").primaryKey(),
+    chainId: integer("chain_id").notNull(),
+    indexedBlock: blockNumber("indexed_block").notNull(),
+    /** The highest block handed to backfill chunk jobs so far. */
+    scheduledBlock: blockNumber("scheduled_block").notNull(),
+    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  () => [check("indexer_checkpoints_staker_check", isAddress("staker"))],
+);
+
+/** Chunks already written but not yet below the checkpoint (they finished out of order). */
+export const indexedRanges = pgTable("indexed_ranges", {
+  fromBlock: blockNumber("from_block").primaryKey(),
+  toBlock: blockNumber("to_block").notNull(),
+});
+
+/** Bearer tokens of the read API: only a SHA-256 of each token is kept. */
+export const apiTokens = pgTable("api_tokens", {
+  id: serial("id").primaryKey(),
+  label: text("label").notNull(),
+  tokenHash: text("token_hash").notNull().unique(),
+  createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  revokedAt: timestamp("revoked_at", { withTimezone: true }),
+});
+
+export type StakerEventRow = typeof stakerEvents.$inferInsert;
+export type CitizenStakeRow = typeof citizenStakes.$inferInsert;
+export type CitizenRow = typeof citizens.$inferInsert;
+export type StakedCitizen = typeof stakedCitizens.$inferSelect;

@@ -1,0 +1,164 @@
+/**
+ * Starts and stops a local anvil node from the @foundry-rs/anvil npm package, configured for the
+ * devnet: loopback only, any sender accepted, fifo ordering and every block's state kept queryable.
+ */
+
+import { createRequire } from "node:module";
+import { createServer } from "node:net";
+import { dirname, join } from "node:path";
+
+export const DEVNET_CHAIN_ID = 31337;
+
+/**
+ * How many block states anvil keeps in memory. The indexer reads views at the block of every
+ * stake, so no state may be dropped during a run; anvil only keeps a state when the block is
+ * mined, so this bounds memory by block count, not by transaction count. With `--prune-history`
+ * anvil writes no states to disk (by default it spills old ones under ~/.foundry, where they
+ * outlive the process and are slow to read).
+ */
+export const DEFAULT_KEPT_STATES = 100_000;
+
+/** Large enough that a block holds every transaction the scenario sends for it. */
+export const DEFAULT_BLOCK_GAS_LIMIT = 1_000_000_000n;
+
+export type AnvilOptions = {
+  /** Loopback port; a free one is picked when absent. */
+  port?: number;
+  /** Interval mining; absent means a block per transaction (automine). */
+  blockTimeSeconds?: number;
+  /** Block states kept in memory (and so readable with eth_call at that block). */
+  pruneHistory?: number;
+  blockGasLimit?: bigint;
+  /** Genesis timestamp (unix seconds); absent means now. */
+  genesisTimestamp?: number;
+  /** Milliseconds to wait for the node to answer. */
+  startTimeoutMs?: number;
+};
+
+export type AnvilNode = {
+  rpcUrl: string;
+  process: Bun.Subprocess<"ignore", "ignore", "pipe">;
+  stop(): Promise<void>;
+};
+
+export class AnvilNotInstalled extends Error {
+  override name = "AnvilNotInstalled";
+}
+
+export class AnvilStartFailed extends Error {
+  override name = "AnvilStartFailed";
+}
+
+const require = createRequire(import.meta.url);
+
+/** The platform package of @foundry-rs/anvil that holds the native binary. */
+export function anvilBinaryPath(): string {
+  const arch = process.arch === "x64" ? "amd64" : process.arch;
+  const platformPackage = `@foundry-rs/anvil-${process.platform}-${arch}`;
+  let packageDir: string;
+  try {
+    packageDir = dirname(require.resolve(`${platformPackage}/package.json`));
+  } catch {
+    throw new AnvilNotInstalled(
+      `${platformPackage} is not installed; run \`bun install\` (it comes with the @foundry-rs/anvil ` +
+        `dev dependency), or \`bun add -d ${platformPackage}\` if optional dependencies were skipped`,
+    );
+  }
+  return join(packageDir, "bin", process.platform === "win32" ? "anvil.exe" : "anvil");
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => {
+        if (address !== null && typeof address === "object") resolve(address.port);
+        else reject(new AnvilStartFailed("the OS gave no free port"));
+      });
+    });
+  });
+}
+
+async function answersChainId(rpcUrl: string): Promise<boolean> {
+  try {
+    const response = await fetch(rpcUrl, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] }),
+    });
+    const body = (await response.json()) as { result?: string };
+    return body.result !== undefined && Number(body.result) === DEVNET_CHAIN_ID;
+  } catch {
+    return false;
+  }
+}
+
+/** Keeps the last few KB of anvil's stderr so a failed start can say why. */
+function collectTail(stream: ReadableStream<Uint8Array>): () => string {
+  let tail = "";
+  const decoder = new TextDecoder();
+  void (async () => {
+    for await (const chunk of stream) tail = (tail + decoder.decode(chunk)).slice(-4096);
+  })();
+  return () => tail.trim();
+}
+
+export async function startAnvil(options: AnvilOptions = {}): Promise<AnvilNode> {
+  const port = options.port ?? (await freePort());
+  const args = [
+    "--host",
+    "127.0.0.1",
+    "--port",
+    String(port),
+    "--chain-id",
+    String(DEVNET_CHAIN_ID),
+    "--auto-impersonate",
+    "--order",
+    "fifo",
+    "--prune-history",
+    String(options.pruneHistory ?? DEFAULT_KEPT_STATES),
+    "--gas-limit",
+    String(options.blockGasLimit ?? DEFAULT_BLOCK_GAS_LIMIT),
+    "--quiet",
+  ];
+  if (options.blockTimeSeconds !== undefined) {
+    args.push("--block-time", String(options.blockTimeSeconds));
+  }
+  if (options.genesisTimestamp !== undefined) {
+    args.push("--timestamp", String(options.genesisTimestamp));
+  }
+
+  const child = Bun.spawn([anvilBinaryPath(), ...args], {
+    stdin: "ignore",
+    stdout: "ignore",
+    stderr: "pipe",
+  });
+  const stderrTail = collectTail(child.stderr);
+  // An interrupted test or script must not leave the node running.
+  const killOnExit = () => child.kill("SIGKILL");
+  process.once("exit", killOnExit);
+
+  const stop = async () => {
+    process.off("exit", killOnExit);
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill("SIGTERM");
+    const escalate = setTimeout(() => child.kill("SIGKILL"), 5_000);
+    await child.exited;
+    clearTimeout(escalate);
+  };
+
+  const rpcUrl = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + (options.startTimeoutMs ?? 15_000);
+  while (!(await answersChainId(rpcUrl))) {
+    if (child.exitCode !== null || Date.now() > deadline) {
+      await stop();
+      throw new AnvilStartFailed(
+        `anvil did not answer on ${rpcUrl} (exit code ${child.exitCode ?? "none"}): ${stderrTail() || "no output"}`,
+      );
+    }
+    await Bun.sleep(25);
+  }
+  return { rpcUrl, process: child, stop };
+}

@@ -1,0 +1,102 @@
+import type { Address, PublicClient } from "viem";
+import type { Season } from "../project/event-rows.ts";
+import type { StakeReads } from "../project/stake-facts.ts";
+import type { StakerContracts } from "./contracts.ts";
+import { stakerAbi } from "./staker-abi.ts";
+import { vaultAbi } from "./token-abis.ts";
+
+export interface StakeAtBlock {
+  season: Season;
+  citizenId: bigint;
+  staker: Address;
+  blockNumber: bigint;
+  /** S1 only: the citizen's component vault (0 for none). */
+  componentVaultId?: bigint;
+}
+
+/**
+ * Reads each stake's state and the configuration it was scored with, at the stake's own block:
+ * configuration calls emit no events, so "as of the stake" can only be read there.
+ */
+export function readStakes(
+  client: PublicClient,
+  contracts: StakerContracts,
+  stakes: readonly StakeAtBlock[],
+): Promise<StakeReads[]> {
+  return Promise.all(
+    stakes.map((stake) =>
+      stake.season === 1
+        ? readS1Stake(client, contracts, stake)
+        : readS2Stake(client, contracts, stake),
+    ),
+  );
+}
+
+async function readS2Stake(
+  client: PublicClient,
+  contracts: StakerContracts,
+  stake: StakeAtBlock,
+): Promise<StakeReads> {
+  const [, timelockEndTime, points] = await client.readContract({
+    address: contracts.staker,
+    abi: stakerAbi,
+    functionName: "stakedS2",
+    args: [stake.staker, stake.citizenId],
+    blockNumber: stake.blockNumber,
+  });
+  return { timelockEndTime, points };
+}
+
+async function readS1Stake(
+  client: PublicClient,
+  contracts: StakerContracts,
+  stake: StakeAtBlock,
+): Promise<StakeReads> {
+  const at = { address: contracts.staker, abi: stakerAbi, blockNumber: stake.blockNumber } as const;
+  const componentVaultId = stake.componentVaultId ?? 0n;
+  const [[, timelockEndTime, points, stakedVaultId, hasVault], creditYield, handMultiplier] =
+    await Promise.all([
+      client.readContract({
+        ...at,
+        functionName: "stakedS1",
+        args: [stake.staker, stake.citizenId],
+      }),
+      client.readContract({
+        ...at,
+        functionName: "getCreditYield",
+        args: [stake.citizenId, componentVaultId],
+      }),
+      client.readContract({ ...at, functionName: "vaultCreditMultiplier", args: ["?"] }),
+    ]);
+  const vaultId = componentVaultId !== 0n ? componentVaultId : stakedVaultId;
+  const [identityPoints, configuredVaultMultiplier, vaultCreditMultiplier] = await Promise.all([
+    client.readContract({ ...at, functionName: "identityCreditPoints", args: [creditYield] }),
+    vaultId !== 0n
+      ? client.readContract({
+          ...at,
+          functionName: "getConfiguredVaultMultiplier",
+          args: [vaultId],
+        })
+      : undefined,
+    vaultId !== 0n
+      ? client.readContract({
+          address: contracts.vault,
+          abi: vaultAbi,
+          functionName: "getCreditMultiplier",
+          args: [vaultId],
+          blockNumber: stake.blockNumber,
+        })
+      : undefined,
+  ]);
+  return {
+    timelockEndTime,
+    points,
+    stakedVaultId,
+    hasVault,
+    creditYield,
+    identityPoints,
+    configuredVaultMultiplier,
+    handMultiplier,
+    vaultCreditMultiplier,
+  };
+}

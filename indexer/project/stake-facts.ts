@@ -1,0 +1,114 @@
+import type { CitizenRow, CitizenStakeRow, StakerEventRow } from "../../db/schema.ts";
+import { splitOption } from "./event-rows.ts";
+
+/** BYTES add floor(amount * 100 / 200e18) points per deposit (STAKER-FACTS §2). */
+export function bytesBonus(amount: bigint): bigint {
+  return (amount * 100n) / 200_000_000_000_000_000_000n;
+}
+
+/** The vault multiplier used when no vault backs an S1 stake: hard-coded in the staker. */
+export const NO_VAULT_MULTIPLIER = 100n;
+
+/** What the chain said at the stake's block about one S1 or S2 stake. */
+export interface StakeReads {
+  timelockEndTime: bigint;
+  /** stakedS1/stakedS2 points at the end of the stake's block. */
+  points: bigint;
+  stakedVaultId?: bigint;
+  hasVault?: boolean;
+  creditYield?: string;
+  identityPoints?: bigint;
+  /** getConfiguredVaultMultiplier of the effective vault (absent when there is none). */
+  configuredVaultMultiplier?: bigint;
+  handMultiplier?: bigint;
+  vaultCreditMultiplier?: string;
+}
+
+export class AmbiguousHandClaim extends Error {
+  override name = "AmbiguousHandClaim";
+}
+
+/**
+ * Which vault multiplier an S1 stake applied. The Hand flag lives only in calldata, so it is
+ * inferred from the frozen base points: only one candidate reproduces them, unless both give
+ * the same points (then `handClaimFromCalldata` decides).
+ */
+export function appliedVaultMultiplier(input: {
+  isHand: boolean;
+  identityPoints: bigint;
+  timelockMultiplier: bigint;
+  basePoints: bigint;
+  vaultMultiplier: bigint;
+  handMultiplier: bigint;
+  handClaimFromCalldata?: boolean;
+}): { multiplier: bigint; handClaim: boolean } {
+  const points = (multiplier: bigint) =>
+    (input.identityPoints * multiplier * input.timelockMultiplier) / 100n / 100n;
+  const plain = { multiplier: input.vaultMultiplier, handClaim: false };
+  if (!input.isHand) return plain;
+  const claimed = { multiplier: input.handMultiplier, handClaim: true };
+  const claimFits = points(input.handMultiplier) === input.basePoints;
+  const plainFits = points(input.vaultMultiplier) === input.basePoints;
+  if (claimFits && !plainFits) return claimed;
+  if (plainFits && !claimFits) return plain;
+  if (input.handMultiplier === input.vaultMultiplier) return plain;
+  if (input.handClaimFromCalldata === undefined) throw new AmbiguousHandClaim();
+  return input.handClaimFromCalldata ? claimed : plain;
+}
+
+/**
+ * The row of citizen_stakes for one S1/S2 Stake event. `laterBonusInBlock` is the BYTES bonus
+ * deposited into this stake later in the same block, already inside the end-of-block points.
+ */
+export function buildCitizenStake(input: {
+  event: StakerEventRow;
+  citizen: CitizenRow;
+  reads: StakeReads;
+  laterBonusInBlock: bigint;
+  handClaimFromCalldata?: boolean;
+}): CitizenStakeRow {
+  const { event, citizen, reads } = input;
+  const season = event.citizenSeason;
+  const citizenId = event.citizenId;
+  if ((season !== 1 && season !== 2) || citizenId == null || event.timelockOption == null) {
+    throw new Error(`event ${event.blockNumber}/${event.logIndex} is not a citizen stake`);
+  }
+  const { high: duration, low: timelockMultiplier } = splitOption(event.timelockOption);
+  const basePoints = reads.points - input.laterBonusInBlock;
+  const common = {
+    blockNumber: event.blockNumber,
+    logIndex: event.logIndex,
+    season,
+    citizenId,
+    staker: event.account,
+    timelockDuration: duration,
+    timelockMultiplier,
+    timelockEndTime: reads.timelockEndTime,
+    basePoints,
+  };
+  if (season === 2) return common;
+
+  const componentVault = citizen.componentVaultId ?? 0n;
+  const vaultId = componentVault !== 0n ? componentVault : (reads.stakedVaultId ?? 0n);
+  const identityPoints = reads.identityPoints ?? 0n;
+  const applied = appliedVaultMultiplier({
+    isHand: citizen.isHand ?? false,
+    identityPoints,
+    timelockMultiplier,
+    basePoints,
+    vaultMultiplier: vaultId !== 0n ? (reads.configuredVaultMultiplier ?? 0n) : NO_VAULT_MULTIPLIER,
+    handMultiplier: reads.handMultiplier ?? 0n,
+    handClaimFromCalldata: input.handClaimFromCalldata,
+  });
+  return {
+    ...common,
+    creditYield: reads.creditYield ?? "",
+    identityPoints,
+    vaultId,
+    vaultCreditMultiplier: vaultId !== 0n ? (reads.vaultCreditMultiplier ?? "") : null,
+    vaultMultiplier: applied.multiplier,
+    handClaim: applied.handClaim,
+    stakedVaultId: reads.stakedVaultId ?? 0n,
+    hasVault: reads.hasVault ?? false,
+  };
+}

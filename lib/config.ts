@@ -1,0 +1,113 @@
+/**
+ * The only module that reads process.env. Every variable is parsed and checked here once,
+ * and a bad value stops the process with a message that names the variable.
+ */
+import { isAddress } from "viem";
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+const env = process.env;
+
+function text(name: string, fallback: string): string {
+  const value = env[name];
+  return value === undefined || value === "" ? fallback : value;
+}
+
+function optionalText(name: string): string | undefined {
+  const value = env[name];
+  return value === undefined || value === "" ? undefined : value;
+}
+
+function integer(name: string, fallback: number, min = 0): number {
+  const raw = optionalText(name);
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min || !Number.isSafeInteger(Number(raw))) {
+    throw new ConfigError(`${name} must be a whole number >= ${min}, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
+function optionalBlock(name: string): bigint | undefined {
+  const raw = optionalText(name);
+  if (raw === undefined) return undefined;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a block number, got "${raw}"`);
+  return BigInt(raw);
+}
+
+function optionalAddress(name: string): `0x${string}` | undefined {
+  const raw = optionalText(name);
+  if (raw === undefined) return undefined;
+  if (!isAddress(raw, { strict: false })) {
+    throw new ConfigError(`${name} must be a 0x-prefixed 20-byte address, got "${raw}"`);
+  }
+  return raw.toLowerCase() as `0x${string}`;
+}
+
+function oneOf<T extends string>(name: string, allowed: readonly T[], fallback: T): T {
+  const raw = text(name, fallback);
+  if (!(allowed as readonly string[]).includes(raw)) {
+    throw new ConfigError(`${name} must be one of ${allowed.join(", ")}, got "${raw}"`);
+  }
+  return raw as T;
+}
+
+export const MAINNET_STAKER = "0x67e1ecfa9232e27eaf3133b968a33a9a0dca9e16" as const;
+
+export type Preset = "devnet" | "mainnet";
+
+function load() {
+  const preset = oneOf<Preset>("PRESET", ["devnet", "mainnet"], "devnet");
+  return {
+    logLevel: oneOf("LOG_LEVEL", ["trace", "debug", "info", "warn", "error", "silent"], "info"),
+    databaseUrl: text("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/citizen_staking"),
+    redisUrl: text("REDIS_URL", "redis://127.0.0.1:6379"),
+    /** Prefix of every BullMQ key, so several deployments can share one Redis. */
+    queuePrefix: text("QUEUE_PREFIX", "citizen-staking"),
+    chain: {
+      preset,
+      /** Unset on the devnet preset means: use the devnet the demo started (see devnetFile). */
+      rpcUrl: optionalText("RPC_URL"),
+      chainId: integer("CHAIN_ID", 0) || undefined,
+      stakerAddress:
+        optionalAddress("STAKER_ADDRESS") ?? (preset === "mainnet" ? MAINNET_STAKER : undefined),
+      startBlock: optionalBlock("START_BLOCK"),
+      devnetFile: text("DEVNET_FILE", ".devnet/devnet.json"),
+    },
+    indexer: {
+      chunkSize: integer("CHUNK_SIZE", 2_000, 1),
+      concurrency: integer("CONCURRENCY", 4, 1),
+      confirmations: integer("CONFIRMATIONS", 0),
+      followIntervalMs: integer("FOLLOW_INTERVAL_MS", 200, 10),
+      /** Largest log query sent to the node; shrinks and grows with the provider's answers. */
+      maxLogRange: integer("MAX_LOG_RANGE", 10_000, 1),
+    },
+    api: {
+      host: text("HOST", "127.0.0.1"),
+      port: integer("PORT", 3000),
+      poolSize: integer("DB_POOL_SIZE", 4, 1),
+      rateLimitPerMinute: integer("RATE_LIMIT_PER_MINUTE", 6_000, 1),
+      readyMaxLagBlocks: integer("READY_MAX_LAG_BLOCKS", 5),
+      imageTemplateS1: optionalText("IMAGE_URL_TEMPLATE_S1"),
+      imageTemplateS2: optionalText("IMAGE_URL_TEMPLATE_S2"),
+      boardUser: optionalText("BOARD_USER"),
+      boardPassword: optionalText("BOARD_PASSWORD"),
+    },
+  };
+}
+
+function loadOrExit() {
+  try {
+    return load();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(`configuration error: ${error.message}`);
+      process.exit(2);
+    }
+    throw error;
+  }
+}
+
+export const config = loadOrExit();
+export type Config = typeof config;

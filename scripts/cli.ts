@@ -1,0 +1,237 @@
+#!/usr/bin/env bun
+/** The operator's command line: migrate, backfill, follow, reindex, status, verify, tokens. */
+import { Command, InvalidArgumentError } from "commander";
+import { ensureDatabase, runMigrations } from "../db/migrate.ts";
+import { resolveChainSettings } from "../indexer/chain-settings.ts";
+import { createIndexer, type Indexer } from "../indexer/indexer.ts";
+import { enqueueRange } from "../indexer/jobs/queues.ts";
+import { showProgress } from "../indexer/progress.ts";
+import { citizenStakers, verifyAgainstChain } from "../indexer/verify.ts";
+import { ConfigError, config } from "../lib/config.ts";
+import { logger } from "../lib/log.ts";
+
+const log = logger("cli");
+
+function blockNumber(value: string): bigint {
+  if (!/^\d+$/.test(value)) throw new InvalidArgumentError("expected a block number");
+  return BigInt(value);
+}
+
+async function migrate() {
+  await ensureDatabase(config.databaseUrl);
+  await runMigrations(config.databaseUrl);
+}
+
+async function openIndexer(): Promise<Indexer> {
+  const chain = await resolveChainSettings(config);
+  return createIndexer({
+    rpcUrl: chain.rpcUrl,
+    staker: chain.staker,
+    chainId: chain.chainId,
+    databaseUrl: config.databaseUrl,
+    redisUrl: config.redisUrl,
+    queuePrefix: config.queuePrefix,
+    ...config.indexer,
+  });
+}
+
+/** Runs until SIGTERM/SIGINT, then lets the current jobs finish and closes every connection. */
+function closeOnSignal(indexer: Indexer) {
+  let closing = false;
+  const stop = async (signal: string) => {
+    if (closing) return;
+    closing = true;
+    log.info({ signal }, "stopping: finishing current jobs");
+    await indexer.close();
+    process.exit(0);
+  };
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+  process.on("SIGINT", () => void stop("SIGINT"));
+}
+
+const program = new Command()
+  .name("citizen-staking")
+  .description("Operate the citizen-staking indexer and API")
+  .showHelpAfterError();
+
+program
+  .command("migrate")
+  .description("create the database if needed and apply every migration")
+  .action(async () => {
+    await migrate();
+    log.info("migrations applied");
+  });
+
+program
+  .command("follow")
+  .description(
+    "index from the checkpoint (or the start block) and follow the head; runs chunk workers too",
+  )
+  .option("--no-migrate", "do not apply migrations on start")
+  .action(async (options: { migrate: boolean }) => {
+    if (options.migrate) await migrate();
+    const chain = await resolveChainSettings(config);
+    const indexer = await openIndexer();
+    const checkpoint = await indexer.ensureCheckpoint(await chain.startBlock());
+    log.info(
+      { indexedBlock: checkpoint.indexedBlock.toString(), staker: indexer.contracts.staker },
+      "following",
+    );
+    await indexer.start({ follow: true });
+    closeOnSignal(indexer);
+  });
+
+program
+  .command("worker")
+  .description("run chunk workers only (add processes on more hosts to backfill faster)")
+  .action(async () => {
+    const indexer = await openIndexer();
+    await indexer.start({ follow: false });
+    closeOnSignal(indexer);
+  });
+
+program
+  .command("backfill")
+  .description("index a block range through chunk jobs, with progress")
+  .option(
+    "--from <block>",
+    "first block (default: the checkpoint, or the start block)",
+    blockNumber,
+  )
+  .option("--to <block>", "last block (default: the head)", blockNumber)
+  .option("--enqueue-only", "queue the chunks for other workers and exit")
+  .action(async (options: { from?: bigint; to?: bigint; enqueueOnly?: boolean }) => {
+    await migrate();
+    const chain = await resolveChainSettings(config);
+    const indexer = await openIndexer();
+    const existing = await indexer.store.checkpoint();
+    const from = options.from ?? (existing ? existing.indexedBlock + 1n : await chain.startBlock());
+    const checkpoint = await indexer.ensureCheckpoint(from);
+    if (from > checkpoint.indexedBlock + 1n) {
+      throw new ConfigError(
+        `--from ${from} would leave blocks ${checkpoint.indexedBlock + 1n}..${from - 1n} unindexed; start at or below ${checkpoint.indexedBlock + 1n}`,
+      );
+    }
+    const to =
+      options.to ?? (await indexer.client.getBlockNumber()) - BigInt(config.indexer.confirmations);
+    const chunks = await enqueueRange(indexer.queues.chunks, from, to, config.indexer.chunkSize);
+    await indexer.store.raiseScheduled(to);
+    log.info({ from: from.toString(), to: to.toString(), chunks }, "backfill queued");
+    if (options.enqueueOnly) return indexer.close();
+    await indexer.start({ follow: false });
+    closeOnSignal(indexer);
+    const result = await showProgress(indexer, from, to);
+    console.log(
+      `backfill done: ${result.events} events in ${result.seconds.toFixed(1)} s (${Math.round(result.events / result.seconds)} events/s), blocks ${from}..${to}`,
+    );
+    await indexer.close();
+  });
+
+program
+  .command("reindex")
+  .description("fetch a block range again and rebuild what it touches, while the API keeps serving")
+  .requiredOption("--from <block>", "first block", blockNumber)
+  .requiredOption("--to <block>", "last block", blockNumber)
+  .option("--enqueue-only", "queue the chunks for other workers and exit")
+  .action(async (options: { from: bigint; to: bigint; enqueueOnly?: boolean }) => {
+    const indexer = await openIndexer();
+    const checkpoint = await indexer.store.checkpoint();
+    if (!checkpoint || options.to > checkpoint.indexedBlock) {
+      throw new ConfigError(
+        `reindex covers indexed blocks only (up to ${checkpoint?.indexedBlock ?? "none yet"}); use backfill beyond`,
+      );
+    }
+    const chunks = await enqueueRange(
+      indexer.queues.chunks,
+      options.from,
+      options.to,
+      config.indexer.chunkSize,
+      true,
+    );
+    log.info(
+      { from: options.from.toString(), to: options.to.toString(), chunks },
+      "reindex queued",
+    );
+    if (options.enqueueOnly) return indexer.close();
+    await indexer.start({ follow: false });
+    closeOnSignal(indexer);
+    while ((await indexer.queues.chunks.getJobCountByTypes("waiting", "active", "delayed")) > 0) {
+      await Bun.sleep(250);
+    }
+    console.log(`reindex of ${options.from}..${options.to} done`);
+    await indexer.close();
+  });
+
+program
+  .command("status")
+  .description("head, indexed block, lag, queue depths and failed jobs")
+  .action(async () => {
+    const indexer = await openIndexer();
+    const [head, checkpoint, counts, failed] = await Promise.all([
+      indexer.client.getBlockNumber(),
+      indexer.store.checkpoint(),
+      indexer.queues.chunks.getJobCounts("waiting", "active", "delayed", "failed"),
+      indexer.queues.chunks.getFailed(0, 9),
+    ]);
+    const indexed = checkpoint?.indexedBlock;
+    console.log(`staker          ${indexer.contracts.staker} (chain ${indexer.chainId})`);
+    console.log(`head            ${head}`);
+    console.log(`indexed block   ${indexed ?? "none yet"}`);
+    console.log(`lag             ${indexed === undefined ? "-" : `${head - indexed} blocks`}`);
+    console.log(`scheduled to    ${checkpoint?.scheduledBlock ?? "-"}`);
+    console.log(
+      `chunk jobs      waiting ${counts.waiting}, active ${counts.active}, delayed ${counts.delayed}, failed ${counts.failed}`,
+    );
+    for (const job of failed) console.log(`  failed ${job.id}: ${job.failedReason}`);
+    await indexer.close();
+  });
+
+program
+  .command("verify")
+  .description(
+    "compare the tables with the staker's own views at the indexed block; exit 1 on any mismatch",
+  )
+  .option("--sample <n>", "check a random sample of wallets instead of all", (value) => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < 1)
+      throw new InvalidArgumentError("expected a positive whole number");
+    return n;
+  })
+  .action(async (options: { sample?: number }) => {
+    const indexer = await openIndexer();
+    const checkpoint = await indexer.store.checkpoint();
+    if (!checkpoint) throw new ConfigError("nothing indexed yet");
+    let wallets = await citizenStakers(indexer.database.db);
+    if (options.sample && options.sample < wallets.length) {
+      wallets = wallets.sort(() => Math.random() - 0.5).slice(0, options.sample);
+    }
+    const mismatches = await verifyAgainstChain({
+      client: indexer.client,
+      db: indexer.database.db,
+      contracts: indexer.contracts,
+      at: checkpoint.indexedBlock,
+      wallets,
+    });
+    for (const m of mismatches) {
+      console.log(
+        `${m.wallet} s${m.season} #${m.citizenId} ${m.field}: tables ${m.tables}, chain ${m.chain}`,
+      );
+    }
+    console.log(
+      `verified ${wallets.length} wallets at block ${checkpoint.indexedBlock}: ${mismatches.length} mismatches`,
+    );
+    await indexer.close();
+    process.exit(mismatches.length === 0 ? 0 : 1);
+  });
+
+program.parseAsync().catch((error: unknown) => {
+  if (error instanceof ConfigError) {
+    console.error(`error: ${error.message}`);
+    process.exit(2);
+  }
+  log.error(
+    { err: error instanceof Error ? { name: error.name, message: error.message } : error },
+    "failed",
+  );
+  process.exit(1);
+});

@@ -1,0 +1,28 @@
+import postgres from "postgres";
+import { runMigrations } from "../../db/migrate.ts";
+import { config } from "../../lib/config.ts";
+
+/** The server of DATABASE_URL, reached through its always-present "postgres" database. */
+const ADMIN_URL = (() => {
+  const url = new URL(config.databaseUrl);
+  url.pathname = "/postgres";
+  return url.toString();
+})();
+
+/** A fresh, migrated database of this test run's own; `drop()` removes it. */
+export async function createScratchDatabase(label = "test") {
+  const name = `cs_${label}_${process.pid}_${Math.random().toString(36).slice(2, 8)}`.toLowerCase();
+  const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`create database "${name}"`);
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${name}`;
+  await runMigrations(url.toString());
+  return {
+    name,
+    url: url.toString(),
+    async drop() {
+      await admin.unsafe(`drop database if exists "${name}" with (force)`);
+      await admin.end({ timeout: 5 });
+    },
+  };
+}

@@ -1,0 +1,23 @@
+import IORedis from "ioredis";
+import { config } from "../../lib/config.ts";
+
+const REDIS_URL = config.redisUrl;
+
+/** A BullMQ key prefix of this test run's own; `clean()` deletes every key under it. */
+export function createScratchRedisPrefix(label = "test") {
+  const prefix = `cs-${label}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+  return {
+    url: REDIS_URL,
+    prefix,
+    async clean() {
+      const redis = new IORedis(REDIS_URL, { maxRetriesPerRequest: 3 });
+      let cursor = "0";
+      do {
+        const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}:*`, "COUNT", 1000);
+        cursor = next;
+        if (keys.length > 0) await redis.del(...keys);
+      } while (cursor !== "0");
+      redis.disconnect();
+    },
+  };
+}
