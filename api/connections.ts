@@ -1,0 +1,34 @@
+/** The API's pools, opened the same way by api/main.ts and the tests. */
+import IORedis from "ioredis";
+import { createDatabase } from "../db/client.ts";
+
+export interface ConnectionOptions {
+  databaseUrl: string;
+  redisUrl: string;
+  poolSize: number;
+}
+
+export function openConnections({ databaseUrl, redisUrl, poolSize }: ConnectionOptions) {
+  // A short connect timeout: while Postgres is away, requests fail fast with 503 instead of
+  // queueing; postgres.js opens new connections by itself once it is back.
+  const database = createDatabase(databaseUrl, { max: poolSize, connectTimeout: 2 });
+  // Fail fast when Redis is away (no offline queue, short command timeout), so the rate
+  // limiter can fail open instead of holding requests.
+  const redis = new IORedis(redisUrl, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    commandTimeout: 250,
+    lazyConnect: false,
+  });
+  redis.on("error", () => {
+    // Reported by the rate limiter when a command fails; ioredis reconnects by itself.
+  });
+  return {
+    db: database.db,
+    redis,
+    async close() {
+      redis.disconnect();
+      await database.close();
+    },
+  };
+}

@@ -1,0 +1,58 @@
+/**
+ * The API process: `bun api/main.ts [--migrate]`. Reads config, optionally creates and migrates
+ * the database, listens, and on SIGTERM/SIGINT stops taking requests, closes the pools and exits 0.
+ */
+import { createPublicClient, http } from "viem";
+import { ensureDatabase, runMigrations } from "../db/migrate.ts";
+import { config } from "../lib/config.ts";
+import { logger } from "../lib/log.ts";
+import { createApp } from "./app.ts";
+import { openConnections } from "./connections.ts";
+
+const log = logger("api");
+
+if (process.argv.includes("--migrate")) {
+  await ensureDatabase(config.databaseUrl);
+  await runMigrations(config.databaseUrl);
+  log.info("migrations applied");
+}
+
+const connections = openConnections({
+  databaseUrl: config.databaseUrl,
+  redisUrl: config.redisUrl,
+  poolSize: config.api.poolSize,
+});
+
+// The head for /readyz comes from RPC_URL when one is configured; one quick try, no retries.
+const rpc = config.chain.rpcUrl
+  ? createPublicClient({ transport: http(config.chain.rpcUrl, { timeout: 2_000, retryCount: 0 }) })
+  : undefined;
+const chainHead = rpc ? () => rpc.getBlockNumber({ cacheTime: 1_000 }) : undefined;
+
+const app = createApp({
+  db: connections.db,
+  redis: connections.redis,
+  chainHead,
+  log,
+  settings: {
+    rateLimitPerMinute: config.api.rateLimitPerMinute,
+    readyMaxLagBlocks: config.api.readyMaxLagBlocks,
+    keyPrefix: config.queuePrefix,
+    imageTemplateS1: config.api.imageTemplateS1,
+    imageTemplateS2: config.api.imageTemplateS2,
+  },
+}).listen({ hostname: config.api.host, port: config.api.port });
+
+log.info({ host: config.api.host, port: app.server?.port }, "listening");
+
+let stopping = false;
+async function stop(signal: string) {
+  if (stopping) return;
+  stopping = true;
+  log.info({ signal }, "stopping: finishing requests in flight");
+  await app.stop();
+  await connections.close();
+  process.exit(0);
+}
+process.on("SIGTERM", () => void stop("SIGTERM"));
+process.on("SIGINT", () => void stop("SIGINT"));

@@ -1,0 +1,127 @@
+/**
+ * The citizens endpoints' shapes, declared once: they validate requests and responses, type the
+ * handlers and make the OpenAPI document. Units follow API-CONTRACT.md: ids are decimal strings
+ * (uint256), points and multipliers the staker's raw numbers, times unix seconds.
+ */
+import { type Static, t } from "elysia";
+
+const decimalId = (description: string) => t.String({ pattern: "^[0-9]+$", description });
+
+const itemCache = t.Object({ id: decimalId("S1/S2 citizen contract's getItemCacheIdOfTokenId") });
+const land = t.Object({ id: decimalId("getLandDeedIdOfTokenId") });
+
+const timelock = t.Object({
+  time: t.Number({ description: "timelock duration in seconds (timelockOption >> 128)" }),
+  multiplier: t.Number({ description: "timelock multiplier in hundredths (125 = 1.25x)" }),
+  endTime: t.Number({ description: "unix seconds when the timelock ends" }),
+  timeFormatted: t.String({ examples: ["30 days", "1 day 6 hours"] }),
+});
+
+const bytes = t.Object({
+  staked: t.Number({ description: "staked BYTES (wei / 1e18, fraction kept)" }),
+  points: t.Number({ description: "points the BYTES deposits added" }),
+});
+
+const citizenId = decimalId("citizen id");
+
+const common = {
+  name: t.String(),
+  image: t.Optional(
+    t.String({ description: "absent when neither a template nor metadata gives one" }),
+  ),
+  itemCache,
+  land,
+  timelock,
+  bytes,
+  totalPoints: t.Number({ description: "the staker's stakedS1/stakedS2(...).points" }),
+};
+
+export const S1Record = t.Object(
+  {
+    id: citizenId,
+    type: t.Literal("s1"),
+    ...common,
+    identity: t.Object({
+      id: decimalId("getIdentityIdOfTokenId"),
+      creditYield: t.String({ description: '"Low", "Mid", "High"; "" when unmapped' }),
+      points: t.Number(),
+    }),
+    vault: t.Object({
+      id: decimalId("component vault, else the staked vault, else 0"),
+      creditMultiplier: t.String({ description: '"None" when there is no vault' }),
+      multiplier: t.Number({ description: "vault multiplier the stake applied, in hundredths" }),
+    }),
+    isHand: t.Boolean(),
+    stakedVaultId: decimalId("stakedS1(...).stakedVaultId"),
+    hasVault: t.Boolean(),
+  },
+  { additionalProperties: false },
+);
+
+export const S2Record = t.Object(
+  {
+    id: citizenId,
+    type: t.Literal("s2"),
+    ...common,
+    identity: t.Object({ id: decimalId("getIdentityIdOfTokenId") }),
+  },
+  { additionalProperties: false },
+);
+
+export const CitizenRecord = t.Union([S1Record, S2Record]);
+
+export const CitizenPage = t.Object({
+  items: t.Array(CitizenRecord),
+  nextCursor: t.Union([t.String(), t.Null()], {
+    description: "pass as `cursor` for the next page; null on the last page",
+  }),
+});
+
+/**
+ * Parameter descriptions double as the `detail` of a 400 for that parameter, so they say what is
+ * expected.
+ */
+const address = t.String({
+  pattern: "^0x[0-9a-fA-F]{40}$",
+  description: "the staker's address: 0x followed by 40 hex digits (any case)",
+});
+
+export const CitizenParams = t.Object({
+  id: t.String({
+    pattern: "^[0-9]{1,78}$",
+    description: "the citizen id: a decimal integer in uint256 range",
+  }),
+});
+
+export const CitizenQuery = t.Object({ address });
+
+export const ListQuery = t.Object({
+  address,
+  type: t.Optional(t.UnionEnum(["s1", "s2"], { description: "s1 or s2; both when absent" })),
+  sort: t.Optional(
+    t.UnionEnum(["id", "totalPoints", "endTime"], {
+      description: "id, totalPoints or endTime (default id); ties go by type, then id",
+    }),
+  ),
+  order: t.Optional(t.UnionEnum(["asc", "desc"], { description: "asc or desc (default asc)" })),
+  limit: t.Optional(
+    t.String({
+      pattern: "^([1-9][0-9]?|100)$",
+      description: "items per page: 1 to 100 (default 25)",
+    }),
+  ),
+  cursor: t.Optional(
+    t.String({
+      pattern: "^[A-Za-z0-9_-]{1,512}$",
+      description: "the nextCursor of the previous page, with the same sort and order",
+    }),
+  ),
+});
+
+export type S1Record = Static<typeof S1Record>;
+export type S2Record = Static<typeof S2Record>;
+export type CitizenRecord = Static<typeof CitizenRecord>;
+export type ListQuery = Static<typeof ListQuery>;
+export type Sort = NonNullable<ListQuery["sort"]>;
+export type Order = NonNullable<ListQuery["order"]>;
+export type CitizenType = NonNullable<ListQuery["type"]>;
