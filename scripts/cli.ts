@@ -1,7 +1,9 @@
 #!/usr/bin/env bun
 /** The operator's command line: migrate, backfill, follow, reindex, status, verify, tokens. */
 import { Command, InvalidArgumentError } from "commander";
+import { createDatabase, type Database } from "../db/client.ts";
 import { ensureDatabase, runMigrations } from "../db/migrate.ts";
+import { createToken, listTokens, revokeToken } from "../db/tokens.ts";
 import { resolveChainSettings } from "../indexer/chain-settings.ts";
 import { createIndexer, type Indexer } from "../indexer/indexer.ts";
 import { enqueueRange } from "../indexer/jobs/queues.ts";
@@ -222,6 +224,53 @@ program
     );
     await indexer.close();
     process.exit(mismatches.length === 0 ? 0 : 1);
+  });
+
+/** Runs `work` with a one-connection database handle, closed afterwards. */
+async function withDatabase<T>(work: (db: Database) => Promise<T>) {
+  const database = createDatabase(config.databaseUrl, { max: 1 });
+  try {
+    return await work(database.db);
+  } finally {
+    await database.close();
+  }
+}
+
+const token = program.command("token").description("bearer tokens of the read API");
+
+token
+  .command("create")
+  .description("create a token and print it (the only time it is shown; only its hash is kept)")
+  .requiredOption("--label <label>", "who or what the token is for")
+  .action(async (options: { label: string }) => {
+    const created = await withDatabase((db) => createToken(db, options.label));
+    console.error(`token ${created.id} (${created.label}) created; store it now, it is not kept:`);
+    console.log(created.token);
+  });
+
+token
+  .command("list")
+  .description("list tokens (ids, labels, dates; never the tokens)")
+  .action(async () => {
+    const rows = await withDatabase((db) => listTokens(db));
+    for (const row of rows) {
+      const state = row.revokedAt ? `revoked ${row.revokedAt.toISOString()}` : "active";
+      console.log(`${row.id}\t${row.label}\tcreated ${row.createdAt.toISOString()}\t${state}`);
+    }
+    if (rows.length === 0) console.error("no tokens yet: `token create --label <label>`");
+  });
+
+token
+  .command("revoke")
+  .description("revoke a token; the API refuses it from the next request on")
+  .argument("<id>", "the token's id from `token list`", (value) => {
+    if (!/^[0-9]{1,9}$/.test(value)) throw new InvalidArgumentError("expected a token id");
+    return Number(value);
+  })
+  .action(async (id: number) => {
+    const revoked = await withDatabase((db) => revokeToken(db, id));
+    if (!revoked) throw new ConfigError(`no active token with id ${id}`);
+    console.log(`token ${id} revoked`);
   });
 
 program.parseAsync().catch((error: unknown) => {
