@@ -2,7 +2,7 @@ import { type Job, UnrecoverableError, Worker } from "bullmq";
 import type { Address } from "viem";
 import { createDatabase } from "../db/client.ts";
 import { CheckpointMismatch, createIndexerStore } from "../db/indexer-store.ts";
-import { logger } from "../lib/log.ts";
+import { errorSummary, logger } from "../lib/log.ts";
 import { createChainClient } from "./chain/client.ts";
 import { discoverContracts } from "./chain/contracts.ts";
 import { LogRangeGovernor } from "./chain/logs.ts";
@@ -11,6 +11,7 @@ import { indexRange } from "./jobs/index-range.ts";
 import {
   type ChunkJobData,
   createQueues,
+  enqueueRange,
   FOLLOW_SCHEDULER_ID,
   QUEUE,
   redisConnection,
@@ -37,6 +38,10 @@ export interface IndexerOptions {
 
 export class ChainMismatch extends Error {
   override name = "ChainMismatch";
+}
+
+export class BackfillLeavesGap extends Error {
+  override name = "BackfillLeavesGap";
 }
 
 /** Errors no retry can fix: the job fails at once and says why. */
@@ -70,11 +75,14 @@ export async function createIndexer(options: IndexerOptions) {
   const workers: Worker[] = [];
   let schedulerTimer: ReturnType<typeof setInterval> | undefined;
 
+  /** Fatal errors stop the job's retries; the rest retry with the job's backoff. */
   const failFatal = (error: unknown) => {
     if (FATAL.some((kind) => error instanceof kind)) {
-      throw new UnrecoverableError(`${(error as Error).name}: ${(error as Error).message}`);
+      throw new UnrecoverableError(errorSummary(error));
     }
-    throw error;
+    const retryable = new Error(errorSummary(error));
+    retryable.name = error instanceof Error ? error.name : "Error";
+    throw retryable;
   };
 
   async function processChunk(job: Job<ChunkJobData>) {
@@ -138,6 +146,26 @@ export async function createIndexer(options: IndexerOptions) {
     ensureCheckpoint: (startBlock: bigint) =>
       store.ensureCheckpoint(contracts.staker, chainId, startBlock),
 
+    /**
+     * Queues chunk jobs for [from, to]: from defaults to just past the checkpoint (or
+     * `startBlock` on a fresh database), to to the head less the confirmations.
+     */
+    async enqueueBackfill(range: { from?: bigint; to?: bigint; startBlock: bigint }) {
+      const existing = await store.checkpoint();
+      const from = range.from ?? (existing ? existing.indexedBlock + 1n : range.startBlock);
+      const checkpoint = await store.ensureCheckpoint(contracts.staker, chainId, from);
+      if (from > checkpoint.indexedBlock + 1n) {
+        throw new BackfillLeavesGap(
+          `--from ${from} would leave blocks ${checkpoint.indexedBlock + 1n}..${from - 1n} unindexed; start at or below ${checkpoint.indexedBlock + 1n}`,
+        );
+      }
+      const to = range.to ?? (await client.getBlockNumber()) - BigInt(options.confirmations);
+      const chunks =
+        to >= from ? await enqueueRange(queues.chunks, from, to, options.chunkSize) : 0;
+      await store.raiseScheduled(to);
+      return { from, to, chunks };
+    },
+
     /** Runs chunk workers and, with `follow`, the head follower. */
     async start({ follow }: { follow: boolean }) {
       const connection = redis;
@@ -152,7 +180,7 @@ export async function createIndexer(options: IndexerOptions) {
         await ensureFollowScheduler();
         schedulerTimer = setInterval(() => {
           ensureFollowScheduler().catch((error) =>
-            log.warn({ err: error }, "could not refresh the follow scheduler"),
+            log.warn({ err: errorSummary(error) }, "could not refresh the follow scheduler"),
           );
         }, 10_000);
         workers.push(

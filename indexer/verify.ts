@@ -4,6 +4,7 @@ import type { Database } from "../db/client.ts";
 import { type StakedCitizen, stakedCitizens, stakerEvents } from "../db/schema.ts";
 import type { StakerContracts } from "./chain/contracts.ts";
 import { stakerAbi } from "./chain/staker-abi.ts";
+import { readUnbatched } from "./chain/unbatched-read.ts";
 
 export interface Mismatch {
   wallet: string;
@@ -60,7 +61,7 @@ export async function verifyAgainstChain(input: {
   const mismatches: Mismatch[] = [];
   const positions = await Promise.all(
     wallets.map((wallet) =>
-      client.readContract({
+      readUnbatched(client, {
         address: contracts.staker,
         abi: stakerAbi,
         functionName: "getStakerPositions",

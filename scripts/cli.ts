@@ -5,7 +5,7 @@ import { createDatabase, type Database } from "../db/client.ts";
 import { ensureDatabase, runMigrations } from "../db/migrate.ts";
 import { createToken, listTokens, revokeToken } from "../db/tokens.ts";
 import { resolveChainSettings } from "../indexer/chain-settings.ts";
-import { createIndexer, type Indexer } from "../indexer/indexer.ts";
+import { BackfillLeavesGap, createIndexer, type Indexer } from "../indexer/indexer.ts";
 import { enqueueRange } from "../indexer/jobs/queues.ts";
 import { showProgress } from "../indexer/progress.ts";
 import { citizenStakers, verifyAgainstChain } from "../indexer/verify.ts";
@@ -106,18 +106,11 @@ program
     await migrate();
     const chain = await resolveChainSettings(config);
     const indexer = await openIndexer();
-    const existing = await indexer.store.checkpoint();
-    const from = options.from ?? (existing ? existing.indexedBlock + 1n : await chain.startBlock());
-    const checkpoint = await indexer.ensureCheckpoint(from);
-    if (from > checkpoint.indexedBlock + 1n) {
-      throw new ConfigError(
-        `--from ${from} would leave blocks ${checkpoint.indexedBlock + 1n}..${from - 1n} unindexed; start at or below ${checkpoint.indexedBlock + 1n}`,
-      );
-    }
-    const to =
-      options.to ?? (await indexer.client.getBlockNumber()) - BigInt(config.indexer.confirmations);
-    const chunks = await enqueueRange(indexer.queues.chunks, from, to, config.indexer.chunkSize);
-    await indexer.store.raiseScheduled(to);
+    const { from, to, chunks } = await indexer.enqueueBackfill({
+      from: options.from,
+      to: options.to,
+      startBlock: await chain.startBlock(),
+    });
     log.info({ from: from.toString(), to: to.toString(), chunks }, "backfill queued");
     if (options.enqueueOnly) return indexer.close();
     await indexer.start({ follow: false });
@@ -274,7 +267,7 @@ token
   });
 
 program.parseAsync().catch((error: unknown) => {
-  if (error instanceof ConfigError) {
+  if (error instanceof ConfigError || error instanceof BackfillLeavesGap) {
     console.error(`error: ${error.message}`);
     process.exit(2);
   }

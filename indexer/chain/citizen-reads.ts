@@ -1,9 +1,15 @@
-import { BaseError, ContractFunctionRevertedError, type PublicClient } from "viem";
+import {
+  BaseError,
+  ContractFunctionRevertedError,
+  type PublicClient,
+  RawContractError,
+} from "viem";
 import type { CitizenRow } from "../../db/schema.ts";
 import type { Season } from "../project/event-rows.ts";
 import { parseTokenMetadata } from "../project/metadata.ts";
 import type { StakerContracts } from "./contracts.ts";
 import { identityAbi, s1CitizenAbi, s2CitizenAbi } from "./token-abis.ts";
+import { readUnbatched } from "./unbatched-read.ts";
 
 export interface CitizenKey {
   season: Season;
@@ -118,7 +124,7 @@ async function readTokenUri(
   blockNumber: bigint,
 ): Promise<string | undefined> {
   try {
-    return await client.readContract({
+    return await readUnbatched(client, {
       address,
       abi: s1CitizenAbi,
       functionName: "tokenURI",
@@ -135,6 +141,9 @@ async function readTokenUri(
 export function isRevert(error: unknown): boolean {
   return (
     error instanceof BaseError &&
-    error.walk((cause) => cause instanceof ContractFunctionRevertedError) !== null
+    error.walk(
+      (cause) =>
+        cause instanceof ContractFunctionRevertedError || cause instanceof RawContractError,
+    ) !== null
   );
 }

@@ -1,0 +1,49 @@
+import {
+  type Abi,
+  type Address,
+  type ContractFunctionArgs,
+  type ContractFunctionName,
+  type DecodeFunctionResultReturnType,
+  decodeFunctionResult,
+  encodeFunctionData,
+  type PublicClient,
+} from "viem";
+
+/**
+ * A view call kept out of viem's multicall batching (it still shares the JSON-RPC batch). The
+ * deployless multicall returns its results as created code, capped at 24,576 bytes (EIP-170), so
+ * views with large results (token URIs, whole staker positions) go one eth_call each. A revert
+ * surfaces as viem's CallExecutionError wrapping a RawContractError.
+ */
+export async function readUnbatched<
+  const abi extends Abi,
+  functionName extends ContractFunctionName<abi, "view" | "pure">,
+  const args extends ContractFunctionArgs<abi, "view" | "pure", functionName>,
+>(
+  client: PublicClient,
+  request: {
+    address: Address;
+    abi: abi;
+    functionName: functionName;
+    args: args;
+    blockNumber: bigint;
+  },
+): Promise<DecodeFunctionResultReturnType<abi, functionName, args>> {
+  const calldata = encodeFunctionData({
+    abi: request.abi,
+    functionName: request.functionName,
+    args: request.args,
+  } as never);
+  const { data } = await client.call({
+    to: request.address,
+    data: calldata,
+    blockNumber: request.blockNumber,
+    batch: false,
+  });
+  return decodeFunctionResult({
+    abi: request.abi,
+    functionName: request.functionName,
+    args: request.args,
+    data: data ?? "0x",
+  } as never) as DecodeFunctionResultReturnType<abi, functionName, args>;
+}

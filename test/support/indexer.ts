@@ -1,0 +1,83 @@
+import type { Address } from "viem";
+import { createIndexer, type Indexer, type IndexerOptions } from "../../indexer/indexer.ts";
+import { citizenStakers, verifyAgainstChain } from "../../indexer/verify.ts";
+import { createScratchDatabase } from "./database.ts";
+import { createScratchRedisPrefix } from "./redis.ts";
+
+export class IndexerStalled extends Error {
+  override name = "IndexerStalled";
+}
+
+/** An indexer on a scratch database and Redis prefix of its own; `cleanup()` removes both. */
+export async function startTestIndexer(input: {
+  label: string;
+  rpcUrl: string;
+  staker: Address;
+  options?: Partial<IndexerOptions>;
+}) {
+  const database = await createScratchDatabase(input.label);
+  const redis = createScratchRedisPrefix(input.label);
+  const options: IndexerOptions = {
+    rpcUrl: input.rpcUrl,
+    databaseUrl: database.url,
+    redisUrl: redis.url,
+    queuePrefix: redis.prefix,
+    staker: input.staker,
+    chunkSize: 20,
+    concurrency: 4,
+    confirmations: 0,
+    followIntervalMs: 100,
+    maxLogRange: 10_000,
+    ...input.options,
+  };
+  const indexers: Indexer[] = [];
+  const open = async (overrides: Partial<IndexerOptions> = {}) => {
+    const indexer = await createIndexer({ ...options, ...overrides });
+    indexers.push(indexer);
+    return indexer;
+  };
+  const indexer = await open();
+  return {
+    indexer,
+    options,
+    database,
+    redis,
+    /** Another indexer process's view: same database and queues, its own connections. */
+    open,
+    async waitForBlock(target: bigint, timeoutMs = 120_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const checkpoint = await indexer.store.checkpoint();
+        if (checkpoint && checkpoint.indexedBlock >= target) return checkpoint.indexedBlock;
+        const failed = await indexer.queues.chunks.getFailed(0, 0);
+        if (failed[0])
+          throw new IndexerStalled(`chunk job ${failed[0].id} failed: ${failed[0].failedReason}`);
+        if (Date.now() > deadline) {
+          throw new IndexerStalled(
+            `indexed block ${checkpoint?.indexedBlock} never reached ${target}`,
+          );
+        }
+        await Bun.sleep(50);
+      }
+    },
+    /** Every mismatch between the tables and the staker's views at the indexed block. */
+    async mismatches(wallets?: string[]) {
+      const checkpoint = await indexer.store.checkpoint();
+      if (!checkpoint) throw new IndexerStalled("nothing indexed");
+      return verifyAgainstChain({
+        client: indexer.client,
+        db: indexer.database.db,
+        contracts: indexer.contracts,
+        at: checkpoint.indexedBlock,
+        wallets: wallets ?? (await citizenStakers(indexer.database.db)),
+      });
+    },
+    async cleanup() {
+      for (const each of indexers.splice(0)) await each.close().catch(() => {});
+      await redis.clean();
+      await database.drop();
+    },
+  };
+}
+
+export type TestIndexer = Awaited<ReturnType<typeof startTestIndexer>>;
