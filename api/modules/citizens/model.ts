@@ -97,13 +97,19 @@ export const CitizenQuery = t.Object({ address });
 
 export const ListQuery = t.Object({
   address,
-  type: t.Optional(t.UnionEnum(["s1", "s2"], { description: "s1 or s2; both when absent" })),
+  // Unions of literals, not t.UnionEnum: that one defaults to its first value, which would turn
+  // an absent `type` into a filter nobody asked for.
+  type: t.Optional(
+    t.Union([t.Literal("s1"), t.Literal("s2")], { description: "s1 or s2; both when absent" }),
+  ),
   sort: t.Optional(
-    t.UnionEnum(["id", "totalPoints", "endTime"], {
+    t.Union([t.Literal("id"), t.Literal("totalPoints"), t.Literal("endTime")], {
       description: "id, totalPoints or endTime (default id); ties go by type, then id",
     }),
   ),
-  order: t.Optional(t.UnionEnum(["asc", "desc"], { description: "asc or desc (default asc)" })),
+  order: t.Optional(
+    t.Union([t.Literal("asc"), t.Literal("desc")], { description: "asc or desc (default asc)" }),
+  ),
   limit: t.Optional(
     t.String({
       pattern: "^([1-9][0-9]?|100)$",

@@ -4,7 +4,7 @@ export const Liveness = t.Object({ status: t.Literal("ok") });
 
 export const Readiness = t.Object({
   ready: t.Boolean(),
-  database: t.UnionEnum(["ok", "unreachable"]),
+  database: t.Union([t.Literal("ok"), t.Literal("unreachable")]),
   indexedBlock: t.Union([t.String(), t.Null()], {
     description: "null before the first checkpoint",
   }),

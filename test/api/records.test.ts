@@ -1,0 +1,188 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { Static } from "elysia";
+import { getSchemaValidator } from "elysia";
+import { CitizenPage, S1Record, S2Record } from "../../api/modules/citizens/model.ts";
+import { formatDuration, weiToBytes } from "../../api/modules/citizens/record.ts";
+import { createApiHarness, json, STAKER } from "./support.ts";
+
+type Page = Static<typeof CitizenPage>;
+
+let api: Awaited<ReturnType<typeof createApiHarness>>;
+
+const validS1 = getSchemaValidator(S1Record);
+const validS2 = getSchemaValidator(S2Record);
+const validPage = getSchemaValidator(CitizenPage);
+
+beforeAll(async () => {
+  api = await createApiHarness({
+    settings: { imageTemplateS2: "https://img.example/s2/{id}.png" },
+  });
+  await api.setCheckpoint(1234n);
+  await api.insertCitizens([
+    {
+      season: 1,
+      citizenId: 42n,
+      name: "Citizen #42 named",
+      image: "https://meta.example/42.png",
+      isHand: true,
+      creditYield: "High",
+      identityPoints: 300n,
+      vaultId: 77n,
+      vaultCreditMultiplier: "?",
+      vaultMultiplier: 150n,
+      stakedVaultId: 77n,
+      hasVault: true,
+      timelockDuration: 108_000n,
+      timelockMultiplier: 125n,
+      timelockEndTime: 1_800_000_000n,
+      stakedBytes: 1_500_000_000_000_000_000n,
+      bytesPoints: 0n,
+      totalPoints: 562n,
+    },
+    { season: 1, citizenId: 7n, image: "ipfs://not-http", stakedBytes: 1n, bytesPoints: 3n },
+    {
+      season: 2,
+      citizenId: 42n,
+      timelockDuration: 3_600n,
+      timelockMultiplier: 150n,
+      stakedBytes: 123_456_789_000_000_000_000n,
+      bytesPoints: 61n,
+      totalPoints: 211n,
+    },
+  ]);
+});
+
+afterAll(() => api.close());
+
+describe("S1 record", () => {
+  test("has every contract field, and validates against the S1 schema", async () => {
+    const response = await api.request(`/v1/staking/citizens/s1/42?address=${STAKER}`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get("x-indexed-block")).toBe("1234");
+    const body = await json<S1Record>(response);
+    expect(body).toEqual({
+      id: "42",
+      type: "s1",
+      name: "Citizen #42 named",
+      image: "https://meta.example/42.png",
+      itemCache: { id: "2042" },
+      land: { id: "3042" },
+      identity: { id: "1042", creditYield: "High", points: 300 },
+      vault: { id: "77", creditMultiplier: "?", multiplier: 150 },
+      isHand: true,
+      stakedVaultId: "77",
+      hasVault: true,
+      timelock: {
+        time: 108_000,
+        multiplier: 125,
+        endTime: 1_800_000_000,
+        timeFormatted: "1 day 6 hours",
+      },
+      bytes: { staked: 1.5, points: 0 },
+      totalPoints: 562,
+    });
+    expect(validS1.Check(body)).toBe(true);
+    // The contract's invariant holds for what the API serves.
+    expect(body.totalPoints).toBe(
+      Math.floor(
+        (body.identity.points * body.vault.multiplier * body.timelock.multiplier) / 10_000,
+      ) + body.bytes.points,
+    );
+  });
+
+  test("falls back to 'Citizen #id', no image for a non-http metadata image, 'None' without a vault", async () => {
+    const body = await json<S1Record>(
+      await api.request(`/v1/staking/citizens/s1/7?address=${STAKER}`),
+    );
+    expect(body.name).toBe("Citizen #7");
+    expect("image" in body).toBe(false);
+    expect(body.vault).toEqual({ id: "0", creditMultiplier: "None", multiplier: 100 });
+    expect(body.bytes.staked).toBe(1e-18);
+    expect(validS1.Check(body)).toBe(true);
+  });
+});
+
+describe("S2 record", () => {
+  test("has no S1-only fields, identity holds the id only, image comes from the template", async () => {
+    const response = await api.request(`/v1/staking/citizens/s2/42?address=${STAKER}`);
+    expect(response.status).toBe(200);
+    const body = await json<S2Record>(response);
+    expect(body).toEqual({
+      id: "42",
+      type: "s2",
+      name: "Outer Citizen #42",
+      image: "https://img.example/s2/42.png",
+      itemCache: { id: "2042" },
+      land: { id: "3042" },
+      identity: { id: "1042" },
+      timelock: { time: 3_600, multiplier: 150, endTime: 1_700_000_000, timeFormatted: "1 hour" },
+      bytes: { staked: 123.456789, points: 61 },
+      totalPoints: 211,
+    });
+    for (const field of ["isHand", "vault", "stakedVaultId", "hasVault"]) {
+      expect(field in body).toBe(false);
+    }
+    expect(validS2.Check(body)).toBe(true);
+    expect(validS1.Check(body)).toBe(false);
+    expect(body.totalPoints).toBe(body.timelock.multiplier + body.bytes.points);
+  });
+});
+
+describe("ownership", () => {
+  test("a citizen not staked by that address is 404 problem+json, with the indexed block", async () => {
+    const other = "0x000000000000000000000000000000000000dead";
+    const response = await api.request(`/v1/staking/citizens/s1/42?address=${other}`);
+    expect(response.status).toBe(404);
+    expect(response.headers.get("content-type")).toBe("application/problem+json");
+    expect(response.headers.get("x-indexed-block")).toBe("1234");
+    expect(await json<object>(response)).toMatchObject({
+      status: 404,
+      title: "Citizen not staked",
+    });
+  });
+
+  test("an S1 id is not found as S2 (ids overlap across seasons)", async () => {
+    const response = await api.request(`/v1/staking/citizens/s2/7?address=${STAKER}`);
+    expect(response.status).toBe(404);
+  });
+
+  test("addresses compare case-insensitively", async () => {
+    const mixed = `0x${STAKER.slice(2).toUpperCase()}`;
+    const checksummed = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed";
+    for (const address of [mixed, checksummed]) {
+      const response = await api.request(`/v1/staking/citizens/s1/42?address=${address}`);
+      expect(response.status).toBe(200);
+    }
+    const list = await json<Page>(await api.request(`/v1/staking/citizens?address=${mixed}`));
+    expect(list.items).toHaveLength(3);
+  });
+
+  test("the listing's items are the single-citizen records", async () => {
+    const list = await json<Page>(await api.request(`/v1/staking/citizens?address=${STAKER}`));
+    expect(validPage.Check(list)).toBe(true);
+    const single = await json<S2Record>(
+      await api.request(`/v1/staking/citizens/s2/42?address=${STAKER}`),
+    );
+    expect(list.items.find((item) => item.type === "s2")).toEqual(single);
+    expect(list.nextCursor).toBeNull();
+  });
+});
+
+describe("units", () => {
+  test("timeFormatted names whole units, leaves zeros out and is singular for 1", () => {
+    expect(formatDuration(2_592_000n)).toBe("30 days");
+    expect(formatDuration(62_208_000n)).toBe("720 days");
+    expect(formatDuration(108_000n)).toBe("1 day 6 hours");
+    expect(formatDuration(3_600n)).toBe("1 hour");
+    expect(formatDuration(2_700n)).toBe("45 minutes");
+    expect(formatDuration(90_061n)).toBe("1 day 1 hour 1 minute 1 second");
+  });
+
+  test("bytes.staked is wei / 1e18 with the fraction kept", () => {
+    expect(weiToBytes(0n)).toBe(0);
+    expect(weiToBytes(1_500_000_000_000_000_000n)).toBe(1.5);
+    expect(weiToBytes(10n ** 24n)).toBe(1_000_000);
+    expect(weiToBytes(123_456_789_000_000_000_000n)).toBe(123.456789);
+    expect(weiToBytes(100_000_000_000_000_000n)).toBe(0.1);
+  });
+});

@@ -1,0 +1,142 @@
+/**
+ * Builds the API the way api/main.ts does, on a scratch database and a scratch Redis prefix, with
+ * helpers to write the rows the indexer would have written. Suites that drive the real indexer
+ * (chain-oracle tests) can call `createApiHarness` with their own database URL.
+ */
+import { and, eq } from "drizzle-orm";
+import IORedis from "ioredis";
+import pino from "pino";
+import { type ApiSettings, createApp } from "../../api/app.ts";
+import { openConnections } from "../../api/connections.ts";
+import { indexerCheckpoints, stakedCitizens } from "../../db/schema.ts";
+import { createToken } from "../../db/tokens.ts";
+import { createScratchDatabase } from "../support/database.ts";
+import { createScratchRedisPrefix } from "../support/redis.ts";
+
+export type CitizenInsert = typeof stakedCitizens.$inferInsert;
+
+export const STAKER = "0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed";
+export const CHECKPOINT_STAKER = "0x1111111111111111111111111111111111111111";
+
+export interface HarnessOptions {
+  settings?: Partial<ApiSettings>;
+  /** Use an existing (migrated) database instead of a scratch one. */
+  databaseUrl?: string;
+  redisUrl?: string;
+}
+
+export async function createApiHarness(options: HarnessOptions = {}) {
+  const scratch = options.databaseUrl ? undefined : await createScratchDatabase("api");
+  const databaseUrl = options.databaseUrl ?? scratch!.url;
+  const redisPrefix = createScratchRedisPrefix("api");
+  const connections = openConnections({
+    databaseUrl,
+    redisUrl: options.redisUrl ?? redisPrefix.url,
+    poolSize: 4,
+  });
+  const { db } = connections;
+  const app = createApp({
+    db,
+    redis: connections.redis,
+    log: pino({ level: "silent" }),
+    settings: {
+      rateLimitPerMinute: 10_000,
+      readyMaxLagBlocks: 5,
+      keyPrefix: redisPrefix.prefix,
+      ...options.settings,
+    },
+  });
+  const { token, id: tokenId } = await createToken(db, "test");
+
+  return {
+    app,
+    db,
+    token,
+    tokenId,
+    redisPrefix: redisPrefix.prefix,
+    databaseUrl,
+    /** In-process request with the harness token unless `headers` say otherwise. */
+    request(path: string, init: RequestInit = {}) {
+      const headers = new Headers(init.headers);
+      if (!headers.has("authorization")) headers.set("authorization", `Bearer ${token}`);
+      return app.handle(new Request(`http://localhost${path}`, { ...init, headers }));
+    },
+    async setCheckpoint(indexedBlock: bigint) {
+      await db
+        .insert(indexerCheckpoints)
+        .values({
+          staker: CHECKPOINT_STAKER,
+          chainId: 31337,
+          indexedBlock,
+          scheduledBlock: indexedBlock,
+        })
+        .onConflictDoUpdate({
+          target: indexerCheckpoints.staker,
+          set: { indexedBlock, scheduledBlock: indexedBlock },
+        });
+    },
+    async insertCitizens(rows: Partial<CitizenInsert>[]) {
+      if (rows.length === 0) return;
+      await db.insert(stakedCitizens).values(rows.map(citizenRow));
+    },
+    async removeCitizen(season: number, citizenId: bigint) {
+      await db
+        .delete(stakedCitizens)
+        .where(and(eq(stakedCitizens.season, season), eq(stakedCitizens.citizenId, citizenId)));
+    },
+    async close() {
+      await connections.close();
+      await redisPrefix.clean();
+      await scratch?.drop();
+    },
+  };
+}
+
+/** A plausible staked citizen; S1 fields are filled for season 1 only, as the indexer does. */
+export function citizenRow(overrides: Partial<CitizenInsert>): CitizenInsert {
+  const season = overrides.season ?? 1;
+  const citizenId = overrides.citizenId ?? 1n;
+  const s1 =
+    season === 1
+      ? {
+          isHand: false,
+          creditYield: "Mid",
+          identityPoints: 150n,
+          vaultId: 0n,
+          vaultCreditMultiplier: null,
+          vaultMultiplier: 100n,
+          stakedVaultId: 0n,
+          hasVault: false,
+        }
+      : {};
+  return {
+    season,
+    citizenId,
+    staker: STAKER,
+    stakeBlockNumber: 10n,
+    stakeLogIndex: Number(citizenId % 1000n),
+    identityId: citizenId + 1000n,
+    itemCacheId: citizenId + 2000n,
+    landDeedId: citizenId + 3000n,
+    timelockDuration: 2_592_000n,
+    timelockMultiplier: 100n,
+    timelockEndTime: 1_700_000_000n,
+    stakedBytes: 0n,
+    bytesPoints: 0n,
+    totalPoints: season === 1 ? 150n : 100n,
+    ...s1,
+    ...overrides,
+  };
+}
+
+/** A Redis URL nothing listens on, for fail-open tests. */
+export const CLOSED_REDIS_URL = "redis://127.0.0.1:1";
+
+export function closedRedis() {
+  return new IORedis(CLOSED_REDIS_URL, { enableOfflineQueue: false, lazyConnect: true });
+}
+
+/** A response body, typed by the caller (the tests check shapes with the `t` schemas too). */
+export async function json<T>(response: Response): Promise<T> {
+  return (await response.json()) as T;
+}
