@@ -1,0 +1,220 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { ProblemBody } from "../../api/problems.ts";
+import { createApiHarness, json, STAKER } from "./support.ts";
+
+let api: Awaited<ReturnType<typeof createApiHarness>>;
+
+beforeAll(async () => {
+  api = await createApiHarness();
+  await api.setCheckpoint(99n);
+  await api.insertCitizens([{ season: 1, citizenId: 1n }]);
+});
+
+afterAll(() => api.close());
+
+async function expectProblem(response: Response, status: number): Promise<ProblemBody> {
+  expect(response.status).toBe(status);
+  expect(response.headers.get("content-type")).toBe("application/problem+json");
+  const body = await json<ProblemBody>(response);
+  expect(body).toMatchObject({ status, title: expect.any(String), detail: expect.any(String) });
+  expect(body.type).toStartWith("https://");
+  return body;
+}
+
+const single = (id: string, address = STAKER) => `/v1/staking/citizens/s1/${id}?address=${address}`;
+const list = (query: string) => `/v1/staking/citizens?address=${STAKER}${query}`;
+
+describe("authentication", () => {
+  /** [case, Authorization header (null: none), expected challenge] */
+  const cases: [string, () => string | null, string][] = [
+    ["no Authorization header", () => null, "Bearer"],
+    ["another scheme", () => `Basic ${btoa("a:b")}`, "Bearer"],
+    ["lowercase bearer", () => `bearer ${api.token}`, 'Bearer error="invalid_token"'],
+    ["two spaces", () => `Bearer  ${api.token}`, 'Bearer error="invalid_token"'],
+    ["scheme alone", () => "Bearer", 'Bearer error="invalid_token"'],
+    ["a 10 kB token", () => `Bearer ${"a".repeat(10_240)}`, 'Bearer error="invalid_token"'],
+    ["non-ASCII token", () => "Bearer tökén-ÿ", 'Bearer error="invalid_token"'],
+    ["unknown token", () => "Bearer cs_not-a-token", 'Bearer error="invalid_token"'],
+    ["token plus junk", () => `Bearer ${api.token} x`, 'Bearer error="invalid_token"'],
+  ];
+
+  for (const [name, authorization, challenge] of cases) {
+    test(`${name} is 401 with the challenge ${challenge}`, async () => {
+      const header = authorization();
+      const headers: Record<string, string> = header === null ? {} : { authorization: header };
+      const response = await api.app.handle(
+        new Request(`http://localhost${single("1")}`, { headers }),
+      );
+      await expectProblem(response, 401);
+      expect(response.headers.get("www-authenticate")).toBe(challenge);
+    });
+  }
+
+  test("a token in the query string is not accepted", async () => {
+    const response = await api.app.handle(
+      new Request(`http://localhost${single("1")}&access_token=${api.token}`),
+    );
+    await expectProblem(response, 401);
+  });
+
+  test("authentication comes before validation: no token and a bad address is 401", async () => {
+    const response = await api.app.handle(
+      new Request("http://localhost/v1/staking/citizens/s1/1?address=0x12"),
+    );
+    await expectProblem(response, 401);
+  });
+
+  test("a valid token is served", async () => {
+    expect((await api.request(single("1"))).status).toBe(200);
+  });
+});
+
+describe("address", () => {
+  const hex40 = "ab".repeat(20);
+  const bad: [string, string | undefined][] = [
+    ["missing", undefined],
+    ["empty", ""],
+    ["41 characters", `0x${hex40.slice(1)}`],
+    ["43 characters", `0x${hex40}a`],
+    ["42 characters, not hex", `0x${"g".repeat(40)}`],
+    ["42 characters without 0x", `00${hex40}`],
+    ["0X prefix", `0X${hex40}`],
+    ["with spaces", `%200x${hex40.slice(1)}`],
+    ["SQL", `0x${hex40.slice(0, 30)}'%20or%20'1`],
+  ];
+  for (const [name, address] of bad) {
+    for (const path of [
+      "/v1/staking/citizens/s1/1",
+      "/v1/staking/citizens/s2/1",
+      "/v1/staking/citizens",
+    ]) {
+      test(`${name} is 400 on ${path}`, async () => {
+        const query = address === undefined ? "" : `?address=${address}`;
+        const body = await expectProblem(await api.request(`${path}${query}`), 400);
+        expect(body.parameter).toBe("address");
+      });
+    }
+  }
+});
+
+describe("citizen id", () => {
+  const bad: [string, string][] = [
+    ["-1", "-1"],
+    ["1e3", "1e3"],
+    ["0x10", "0x10"],
+    ["2^256", "115792089237316195423570985008687907853269984665640564039457584007913129639936"],
+    ["79 digits", "1".repeat(79)],
+    ["unicode digits", encodeURIComponent("١٢٣")],
+    ["fullwidth digits", encodeURIComponent("１２")],
+    ["SQL", encodeURIComponent("1;drop table staked_citizens")],
+    ["SQL or", encodeURIComponent("1 or 1=1")],
+    ["leading +", encodeURIComponent("+1")],
+    ["leading space", "%201"],
+    ["trailing space", "1%20"],
+    ["a fraction", "1.0"],
+    ["a lone %", "%"],
+    ["bad percent-encoding", "%zz"],
+  ];
+  for (const [name, id] of bad) {
+    test(`${name} is 400`, async () => {
+      const body = await expectProblem(await api.request(single(id)), 400);
+      expect(body.parameter).toBe("id");
+    });
+  }
+
+  test("an empty id is 400", async () => {
+    for (const season of ["s1", "s2"]) {
+      const path = `/v1/staking/citizens/${season}/?address=${STAKER}`;
+      const body = await expectProblem(await api.request(path), 400);
+      expect(body.parameter).toBe("id");
+    }
+  });
+
+  test("the largest uint256 is a valid id (not staked: 404)", async () => {
+    const max = (2n ** 256n - 1n).toString();
+    await expectProblem(await api.request(single(max)), 404);
+  });
+});
+
+describe("listing parameters", () => {
+  const bad: [string, string, string][] = [
+    ["type", "&type=s3", "type"],
+    ["type in capitals", "&type=S1", "type"],
+    ["empty type", "&type=", "type"],
+    ["sort", "&sort=points", "sort"],
+    ["order", "&order=up", "order"],
+    ["limit 0", "&limit=0", "limit"],
+    ["limit 101", "&limit=101", "limit"],
+    ["limit -1", "&limit=-1", "limit"],
+    ["limit 1.5", "&limit=1.5", "limit"],
+    ["limit 1e1", "&limit=1e1", "limit"],
+    ["limit abc", "&limit=abc", "limit"],
+    ["cursor not base64url", "&cursor=!!!", "cursor"],
+    ["cursor junk", "&cursor=abc", "cursor"],
+    ["cursor too long", `&cursor=${"a".repeat(600)}`, "cursor"],
+    [
+      "cursor of another sort",
+      `&sort=totalPoints&cursor=${Buffer.from('{"s":"id","o":"asc","k":["1","1"]}').toString("base64url")}`,
+      "cursor",
+    ],
+    [
+      "cursor with a non-number key",
+      `&cursor=${Buffer.from('{"s":"id","o":"asc","k":["1;drop","1"]}').toString("base64url")}`,
+      "cursor",
+    ],
+    [
+      "cursor with a key beyond uint256",
+      `&cursor=${Buffer.from(`{"s":"id","o":"asc","k":["${2n ** 256n}","1"]}`).toString("base64url")}`,
+      "cursor",
+    ],
+  ];
+  for (const [name, query, parameter] of bad) {
+    test(`${name} is 400`, async () => {
+      const body = await expectProblem(await api.request(list(query)), 400);
+      expect(body.parameter).toBe(parameter);
+    });
+  }
+
+  test("limits 1 and 100 are accepted", async () => {
+    expect((await api.request(list("&limit=1"))).status).toBe(200);
+    expect((await api.request(list("&limit=100"))).status).toBe(200);
+  });
+});
+
+describe("paths and methods", () => {
+  test("an unknown path is 404 problem+json", async () => {
+    for (const path of ["/nope", "/v1/staking/citizens/s3/1", "/v1/staking/citizens/s1/1/extra"]) {
+      await expectProblem(await api.request(path), 404);
+    }
+  });
+
+  test("methods other than GET/HEAD/OPTIONS are 405 with Allow", async () => {
+    for (const method of ["POST", "PUT", "PATCH", "DELETE"]) {
+      for (const path of [single("1"), "/healthz", "/nope"]) {
+        const response = await api.request(path, {
+          method,
+          body: method === "DELETE" ? null : "{}",
+        });
+        await expectProblem(response, 405);
+        expect(response.headers.get("allow")).toBe("GET, HEAD, OPTIONS");
+      }
+    }
+  });
+
+  test("OPTIONS answers 204 with Allow", async () => {
+    const response = await api.request(single("1"), { method: "OPTIONS" });
+    expect(response.status).toBe(204);
+    expect(response.headers.get("allow")).toBe("GET, HEAD, OPTIONS");
+  });
+
+  test("HEAD is served like GET, without a body", async () => {
+    const response = await api.request(single("1"), { method: "HEAD" });
+    expect(response.status).toBe(200);
+    expect(await response.text()).toBe("");
+  });
+
+  test("errors after authentication carry X-Indexed-Block", async () => {
+    const response = await api.request(list("&limit=0"));
+    expect(response.headers.get("x-indexed-block")).toBe("99");
+  });
+});
