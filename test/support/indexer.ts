@@ -60,6 +60,26 @@ export async function startTestIndexer(input: {
         await Bun.sleep(50);
       }
     },
+    /** Waits until the indexer holds the node's current head block, by number and hash. */
+    async waitForHead(timeoutMs = 60_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const head = await indexer.client.getBlock({ blockTag: "latest" });
+        const checkpoint = await indexer.store.checkpoint();
+        if (
+          checkpoint?.indexedBlock === head.number &&
+          (await indexer.store.storedHash(head.number)) === head.hash.toLowerCase()
+        ) {
+          return head.number;
+        }
+        if (Date.now() > deadline) {
+          throw new IndexerStalled(
+            `indexed block ${checkpoint?.indexedBlock}, head ${head.number} (${head.hash})`,
+          );
+        }
+        await Bun.sleep(25);
+      }
+    },
     /** Every mismatch between the tables and the staker's views at the indexed block. */
     async mismatches(wallets?: string[]) {
       const checkpoint = await indexer.store.checkpoint();
