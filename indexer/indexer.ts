@@ -31,6 +31,8 @@ export interface IndexerOptions {
   confirmations: number;
   followIntervalMs: number;
   maxLogRange: number;
+  /** A killed worker's chunk returns to the queue about this long after it died. */
+  jobLockMs?: number;
   /** Blocks a follow tick indexes itself before it hands the range to chunk jobs. */
   inlineBlocks?: number;
   rpcTimeoutMs?: number;
@@ -174,6 +176,8 @@ export async function createIndexer(options: IndexerOptions) {
           connection,
           prefix: options.queuePrefix,
           concurrency: options.concurrency,
+          lockDuration: options.jobLockMs ?? 30_000,
+          stalledInterval: options.jobLockMs ?? 30_000,
         }),
       );
       if (follow) {

@@ -82,6 +82,11 @@ function load() {
       followIntervalMs: integer("FOLLOW_INTERVAL_MS", 200, 10),
       /** Largest log query sent to the node; shrinks and grows with the provider's answers. */
       maxLogRange: integer("MAX_LOG_RANGE", 10_000, 1),
+      /**
+       * How long a worker's hold on a job lasts without renewal: a worker killed mid-job gives
+       * its chunk back to the queue about this long after it died.
+       */
+      jobLockMs: integer("JOB_LOCK_MS", 30_000, 1_000),
     },
     api: {
       host: text("HOST", "127.0.0.1"),
