@@ -4,8 +4,7 @@
  * (chain-oracle tests) can call `createApiHarness` with their own database URL.
  */
 import { and, eq } from "drizzle-orm";
-import IORedis from "ioredis";
-import pino from "pino";
+import pino, { type Logger } from "pino";
 import { type ApiSettings, createApp } from "../../api/app.ts";
 import { openConnections } from "../../api/connections.ts";
 import { indexerCheckpoints, stakedCitizens } from "../../db/schema.ts";
@@ -23,6 +22,7 @@ export interface HarnessOptions {
   /** Use an existing (migrated) database instead of a scratch one. */
   databaseUrl?: string;
   redisUrl?: string;
+  log?: Logger;
 }
 
 export async function createApiHarness(options: HarnessOptions = {}) {
@@ -38,7 +38,7 @@ export async function createApiHarness(options: HarnessOptions = {}) {
   const app = createApp({
     db,
     redis: connections.redis,
-    log: pino({ level: "silent" }),
+    log: options.log ?? pino({ level: "silent" }),
     settings: {
       rateLimitPerMinute: 10_000,
       readyMaxLagBlocks: 5,
@@ -127,13 +127,6 @@ export function citizenRow(overrides: Partial<CitizenInsert>): CitizenInsert {
     ...s1,
     ...overrides,
   };
-}
-
-/** A Redis URL nothing listens on, for fail-open tests. */
-export const CLOSED_REDIS_URL = "redis://127.0.0.1:1";
-
-export function closedRedis() {
-  return new IORedis(CLOSED_REDIS_URL, { enableOfflineQueue: false, lazyConnect: true });
 }
 
 /** A response body, typed by the caller (the tests check shapes with the `t` schemas too). */
