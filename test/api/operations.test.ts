@@ -105,6 +105,32 @@ describe("over HTTP", () => {
   });
 });
 
+describe("readiness", () => {
+  test("judges the lag to the chain head when one is known, and needs a checkpoint", async () => {
+    let head = 503n;
+    const probe = await createApiHarness({ chainHead: async () => head });
+    try {
+      const ask = async () => {
+        const response = await probe.app.handle(new Request("http://localhost/readyz"));
+        return { status: response.status, body: await json<Record<string, unknown>>(response) };
+      };
+      expect(await ask()).toMatchObject({
+        status: 503,
+        body: { ready: false, indexedBlock: null },
+      });
+      await probe.setCheckpoint(500n);
+      expect(await ask()).toMatchObject({
+        status: 200,
+        body: { ready: true, headBlock: "503", lagBlocks: 3, maxLagBlocks: 5 },
+      });
+      head = 510n;
+      expect(await ask()).toMatchObject({ status: 503, body: { ready: false, lagBlocks: 10 } });
+    } finally {
+      await probe.close();
+    }
+  });
+});
+
 describe("tokens", () => {
   test("a revoked token is refused from the next request on", async () => {
     const { id, token } = await createToken(api.db, "short-lived");

@@ -23,6 +23,7 @@ export interface HarnessOptions {
   databaseUrl?: string;
   redisUrl?: string;
   log?: Logger;
+  chainHead?: () => Promise<bigint>;
 }
 
 export async function createApiHarness(options: HarnessOptions = {}) {
@@ -39,6 +40,7 @@ export async function createApiHarness(options: HarnessOptions = {}) {
     db,
     redis: connections.redis,
     log: options.log ?? pino({ level: "silent" }),
+    chainHead: options.chainHead,
     settings: {
       rateLimitPerMinute: 10_000,
       readyMaxLagBlocks: 5,

@@ -1,0 +1,50 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
+import { startTestIndexer, type TestIndexer } from "../support/indexer.ts";
+import { startRpcFaultProxy } from "../support/rpc-fault-proxy.ts";
+import { tableSnapshot } from "../support/snapshot.ts";
+
+describe("a misbehaving RPC provider", () => {
+  let devnet: ScenarioDevnet;
+  const harnesses: TestIndexer[] = [];
+  let proxy: ReturnType<typeof startRpcFaultProxy>;
+
+  beforeAll(async () => {
+    devnet = await startScenarioDevnet({ events: 2_000, seed: "rpc-faults" });
+    proxy = startRpcFaultProxy({ upstream: devnet.node.rpcUrl, faultRate: 0.2, holdMs: 1_500 });
+  });
+
+  afterAll(async () => {
+    for (const harness of harnesses) await harness.cleanup();
+    proxy?.stop();
+    await devnet?.stop();
+  });
+
+  const backfill = async (label: string, rpcUrl: string) => {
+    const harness = await startTestIndexer({
+      label,
+      rpcUrl,
+      staker: devnet.deployment.addresses.staker,
+      options: { chunkSize: 2, rpcTimeoutMs: 1_000 },
+    });
+    harnesses.push(harness);
+    const { to } = await harness.indexer.enqueueBackfill({
+      startBlock: devnet.deployment.deployBlock,
+    });
+    await harness.indexer.start({ follow: false });
+    await harness.waitForBlock(to, 150_000);
+    return harness;
+  };
+
+  test("errors, 429s, timeouts and truncated bodies change the time taken, not the tables", async () => {
+    const direct = await backfill("rpc-direct", devnet.node.rpcUrl);
+    const faulty = await backfill("rpc-faulty", proxy.url);
+    for (const fault of ["error", "rate-limit", "timeout", "truncated"] as const) {
+      expect(proxy.counts[fault]).toBeGreaterThan(0);
+    }
+    expect(await tableSnapshot(faulty.database.url)).toEqual(
+      await tableSnapshot(direct.database.url),
+    );
+    expect(await direct.mismatches()).toEqual([]);
+  });
+});
