@@ -13,7 +13,7 @@ import {
   S1Record,
   S2Record,
 } from "./model.ts";
-import { type ImageTemplates, toRecord } from "./record.ts";
+import { type ImageTemplates, toRecord, toS1Record, toS2Record } from "./record.ts";
 import { type CitizensService, sortKeyLength, sortKeyOf } from "./service.ts";
 
 export interface CitizensDependencies extends AuthenticationDependencies {
@@ -40,7 +40,7 @@ const detail = (summary: string) => ({
 export function citizensModule(deps: CitizensDependencies) {
   const { citizens, images } = deps;
 
-  async function findRecord(
+  async function findCitizen(
     type: CitizenType,
     id: string,
     address: string,
@@ -48,14 +48,14 @@ export function citizensModule(deps: CitizensDependencies) {
   ) {
     // The schema admits 1 to 78 digits; the last step to uint256 is a comparison.
     if (!isUint256(id)) {
-      throw new BadParameter("id", "the citizen id: a decimal integer in uint256 range");
+      throw new BadParameter("id", `id: ${CitizenParams.properties.id.description}`);
     }
     const found = await citizens.find(type, BigInt(id), address.toLowerCase());
     setIndexedBlock(set, found.indexedBlock);
     if (!found.citizen) {
       throw new CitizenNotStaked(`${type} citizen ${BigInt(id)} is not staked by ${address}`);
     }
-    return toRecord(found.citizen, images);
+    return found.citizen;
   }
 
   const emptyId = () => {
@@ -67,7 +67,7 @@ export function citizensModule(deps: CitizensDependencies) {
     .get(
       "/s1/:id",
       async ({ params, query, set }) =>
-        (await findRecord("s1", params.id, query.address, set)) as S1Record,
+        toS1Record(await findCitizen("s1", params.id, query.address, set), images),
       {
         params: CitizenParams,
         query: CitizenQuery,
@@ -78,7 +78,7 @@ export function citizensModule(deps: CitizensDependencies) {
     .get(
       "/s2/:id",
       async ({ params, query, set }) =>
-        (await findRecord("s2", params.id, query.address, set)) as S2Record,
+        toS2Record(await findCitizen("s2", params.id, query.address, set), images),
       {
         params: CitizenParams,
         query: CitizenQuery,

@@ -69,13 +69,14 @@ function common<Type extends "s1" | "s2">(
   };
 }
 
-export function toRecord(row: StakedCitizen, templates: ImageTemplates): S1Record | S2Record {
-  if (row.season === 2) {
-    return {
-      ...common(row, "s2", templates, "Outer Citizen"),
-      identity: { id: row.identityId.toString() },
-    };
-  }
+export function toS2Record(row: StakedCitizen, templates: ImageTemplates): S2Record {
+  return {
+    ...common(row, "s2", templates, "Outer Citizen"),
+    identity: { id: row.identityId.toString() },
+  };
+}
+
+export function toS1Record(row: StakedCitizen, templates: ImageTemplates): S1Record {
   return {
     ...common(row, "s1", templates, "Citizen"),
     identity: {
@@ -92,4 +93,8 @@ export function toRecord(row: StakedCitizen, templates: ImageTemplates): S1Recor
     stakedVaultId: (row.stakedVaultId ?? 0n).toString(),
     hasVault: row.hasVault ?? false,
   };
+}
+
+export function toRecord(row: StakedCitizen, templates: ImageTemplates): S1Record | S2Record {
+  return row.season === 2 ? toS2Record(row, templates) : toS1Record(row, templates);
 }
