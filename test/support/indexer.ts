@@ -14,13 +14,15 @@ export async function startTestIndexer(input: {
   rpcUrl: string;
   staker: Address;
   options?: Partial<IndexerOptions>;
+  /** Rewrites the URLs the indexer connects with (through a proxy, say); checks stay direct. */
+  route?: { database?: (url: string) => string; redis?: (url: string) => string };
 }) {
   const database = await createScratchDatabase(input.label);
   const redis = createScratchRedisPrefix(input.label);
   const options: IndexerOptions = {
     rpcUrl: input.rpcUrl,
-    databaseUrl: database.url,
-    redisUrl: redis.url,
+    databaseUrl: input.route?.database?.(database.url) ?? database.url,
+    redisUrl: input.route?.redis?.(redis.url) ?? redis.url,
     queuePrefix: redis.prefix,
     staker: input.staker,
     chunkSize: 20,

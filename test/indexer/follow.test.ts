@@ -1,0 +1,85 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
+import { startTestIndexer, type TestIndexer } from "../support/indexer.ts";
+import { startTcpProxy } from "../support/tcp-proxy.ts";
+
+describe("following the head while the scenario keeps producing blocks", () => {
+  let devnet: ScenarioDevnet;
+  const harnesses: TestIndexer[] = [];
+  const proxies: Awaited<ReturnType<typeof startTcpProxy>>[] = [];
+
+  beforeAll(async () => {
+    devnet = await startScenarioDevnet({ events: 2_000, seed: "follow" });
+  });
+
+  afterAll(async () => {
+    for (const harness of harnesses) await harness.cleanup();
+    for (const proxy of proxies) await proxy.stop();
+    await devnet?.stop();
+  });
+
+  const liveBlocks = async (
+    blocks: number,
+    intervalMs: number,
+    during?: (block: number) => Promise<void>,
+  ) => {
+    const stop = new AbortController();
+    let produced = 0;
+    let pending: Promise<void> = Promise.resolve();
+    await devnet.scenario.live({
+      intervalMs,
+      transactionsPerBlock: 4,
+      signal: stop.signal,
+      onBlock: () => {
+        produced++;
+        if (during) pending = pending.then(() => during(produced));
+        if (produced >= blocks) stop.abort();
+      },
+    });
+    await pending;
+  };
+
+  test("the tables match the staker's views at the head after 30 live blocks", async () => {
+    const harness = await startTestIndexer({
+      label: "follow",
+      rpcUrl: devnet.node.rpcUrl,
+      staker: devnet.deployment.addresses.staker,
+      options: { followIntervalMs: 50 },
+    });
+    harnesses.push(harness);
+    await harness.indexer.ensureCheckpoint(devnet.deployment.deployBlock);
+    await harness.indexer.start({ follow: true });
+    await liveBlocks(30, 100);
+    await harness.waitForHead();
+    expect(await harness.mismatches()).toEqual([]);
+  });
+
+  test("a Postgres and Redis outage mid-run is survived without a manual step", async () => {
+    const postgresProxy = await startTcpProxy({ host: "127.0.0.1", port: 5432 });
+    const redisProxy = await startTcpProxy({ host: "127.0.0.1", port: 6379 });
+    proxies.push(postgresProxy, redisProxy);
+    const harness = await startTestIndexer({
+      label: "outage",
+      rpcUrl: devnet.node.rpcUrl,
+      staker: devnet.deployment.addresses.staker,
+      options: { followIntervalMs: 50, chunkSize: 3, jobLockMs: 1_000 },
+      route: { database: postgresProxy.route, redis: redisProxy.route },
+    });
+    harnesses.push(harness);
+    await harness.indexer.enqueueBackfill({ startBlock: devnet.deployment.deployBlock });
+    await harness.indexer.start({ follow: true });
+    let outageAt = 0n;
+    await liveBlocks(20, 100, async (block) => {
+      if (block !== 5) return;
+      postgresProxy.cut();
+      redisProxy.cut();
+      outageAt = await devnet.client.getBlockNumber();
+      await Bun.sleep(2_000);
+      postgresProxy.restore();
+      redisProxy.restore();
+    });
+    expect(outageAt).toBeGreaterThan(0n);
+    await harness.waitForHead(90_000);
+    expect(await harness.mismatches()).toEqual([]);
+  });
+});
