@@ -1,0 +1,162 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { and, eq } from "drizzle-orm";
+import { type Address, formatUnits } from "viem";
+import { stakedCitizens, stakerEvents } from "../../db/schema.ts";
+import { stakerAbi } from "../../indexer/chain/staker-abi.ts";
+import { readUnbatched } from "../../indexer/chain/unbatched-read.ts";
+import { citizenStakers } from "../../indexer/verify.ts";
+import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
+import { startTestIndexer, type TestIndexer } from "../support/indexer.ts";
+import { createApiHarness } from "./support.ts";
+
+type CitizenRecord = {
+  id: string;
+  type: "s1" | "s2";
+  identity: { id: string; creditYield?: string; points?: number };
+  vault?: { id: string; creditMultiplier: string; multiplier: number };
+  timelock: { time: number; multiplier: number; endTime: number };
+  bytes: { staked: number; points: number };
+  totalPoints: number;
+  stakedVaultId?: string;
+  hasVault?: boolean;
+};
+
+/** Over real HTTP, against tables the indexer filled from a scenario: the chain is the oracle. */
+describe("the API agrees with the staker's own views", () => {
+  let devnet: ScenarioDevnet;
+  let indexer: TestIndexer;
+  let api: Awaited<ReturnType<typeof createApiHarness>>;
+  let server: ReturnType<Awaited<ReturnType<typeof createApiHarness>>["app"]["listen"]>;
+  let base: string;
+  let indexedBlock: bigint;
+
+  const get = (path: string) =>
+    fetch(`${base}${path}`, { headers: { authorization: `Bearer ${api.token}` } });
+
+  beforeAll(async () => {
+    devnet = await startScenarioDevnet({ events: 2_500, seed: "api-oracle" });
+    indexer = await startTestIndexer({
+      label: "api_oracle",
+      rpcUrl: devnet.node.rpcUrl,
+      staker: devnet.deployment.addresses.staker,
+    });
+    const { to } = await indexer.indexer.enqueueBackfill({
+      startBlock: devnet.deployment.deployBlock,
+    });
+    await indexer.indexer.start({ follow: false });
+    indexedBlock = await indexer.waitForBlock(to);
+    api = await createApiHarness({ databaseUrl: indexer.database.url });
+    server = api.app.listen({ hostname: "127.0.0.1", port: 0 });
+    base = `http://127.0.0.1:${server.server?.port}`;
+  });
+
+  afterAll(async () => {
+    await server?.stop();
+    await api?.close();
+    await indexer?.cleanup();
+    await devnet?.stop();
+  });
+
+  const positionsOf = (wallet: string) =>
+    readUnbatched(indexer.indexer.client, {
+      address: devnet.deployment.addresses.staker,
+      abi: stakerAbi,
+      functionName: "getStakerPositions",
+      args: [wallet as Address],
+      blockNumber: indexedBlock,
+    });
+
+  test("every staked citizen's record equals stakedS1/stakedS2 and holds the contract's invariants", async () => {
+    const wallets = await citizenStakers(indexer.indexer.database.db);
+    let checked = 0;
+    for (const wallet of wallets) {
+      const positions = await positionsOf(wallet);
+      const expected = [
+        ...positions.stakedS1Citizens.map((c) => ({ type: "s1" as const, ...c })),
+        ...positions.stakedS2Citizens.map((c) => ({
+          type: "s2" as const,
+          ...c,
+          stakedVaultId: undefined,
+          hasVault: undefined,
+        })),
+      ];
+      const listing = await get(
+        `/v1/staking/citizens?address=${wallet.toUpperCase().replace("0X", "0x")}&limit=100`,
+      );
+      expect(listing.status).toBe(200);
+      expect(listing.headers.get("x-indexed-block")).toBe(String(indexedBlock));
+      const { items } = (await listing.json()) as { items: CitizenRecord[] };
+      expect(items.map((item) => `${item.type}:${item.id}`).sort()).toEqual(
+        expected.map((c) => `${c.type}:${c.citizenId}`).sort(),
+      );
+
+      for (const citizen of expected) {
+        const response = await get(
+          `/v1/staking/citizens/${citizen.type}/${citizen.citizenId}?address=${wallet}`,
+        );
+        expect(response.status).toBe(200);
+        const record = (await response.json()) as CitizenRecord;
+        expect(record.totalPoints).toBe(Number(citizen.points));
+        expect(record.timelock.endTime).toBe(Number(citizen.timelockEndTime));
+        expect(record.bytes.staked).toBe(Number(formatUnits(citizen.stakedBytes, 18)));
+        if (citizen.type === "s1") {
+          expect(record.stakedVaultId).toBe(String(citizen.stakedVaultId));
+          expect(record.hasVault).toBe(citizen.hasVault);
+          const base = Math.floor(
+            ((record.identity.points ?? 0) *
+              (record.vault?.multiplier ?? 0) *
+              record.timelock.multiplier) /
+              10_000,
+          );
+          expect(base + record.bytes.points).toBe(record.totalPoints);
+        } else {
+          expect(record.timelock.multiplier + record.bytes.points).toBe(record.totalPoints);
+          expect(record.vault).toBeUndefined();
+          expect(Object.keys(record.identity)).toEqual(["id"]);
+        }
+        checked++;
+      }
+    }
+    expect(checked).toBeGreaterThan(100);
+  });
+
+  test("a withdrawn citizen is 404 for its old owner, and a re-staked one belongs to the new wallet only", async () => {
+    const withdrawals = await indexer.indexer.database.db
+      .selectDistinct({
+        account: stakerEvents.account,
+        season: stakerEvents.citizenSeason,
+        id: stakerEvents.citizenId,
+      })
+      .from(stakerEvents)
+      .where(eq(stakerEvents.event, "Withdraw"));
+    let notStaked = 0;
+    let restakedElsewhere = 0;
+    for (const { account, season, id } of withdrawals) {
+      if (season === null || id === null) continue;
+      const positions = await positionsOf(account);
+      const list = season === 1 ? positions.stakedS1Citizens : positions.stakedS2Citizens;
+      if (list.some((c) => c.citizenId === id)) continue;
+      const response = await get(`/v1/staking/citizens/s${season}/${id}?address=${account}`);
+      expect(response.status).toBe(404);
+      expect(response.headers.get("content-type")).toContain("application/problem+json");
+      notStaked++;
+      const listing = await get(
+        `/v1/staking/citizens?address=${account}&type=s${season}&limit=100`,
+      );
+      const { items } = (await listing.json()) as { items: CitizenRecord[] };
+      expect(items.map((item) => item.id)).not.toContain(String(id));
+      const [current] = await indexer.indexer.database.db
+        .select({ staker: stakedCitizens.staker })
+        .from(stakedCitizens)
+        .where(and(eq(stakedCitizens.season, season), eq(stakedCitizens.citizenId, id)));
+      if (current && current.staker !== account) {
+        expect(
+          (await get(`/v1/staking/citizens/s${season}/${id}?address=${current.staker}`)).status,
+        ).toBe(200);
+        restakedElsewhere++;
+      }
+    }
+    expect(notStaked).toBeGreaterThan(5);
+    expect(restakedElsewhere).toBeGreaterThan(0);
+  });
+});
