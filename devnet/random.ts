@@ -1,38 +1,23 @@
 /**
- * A small seeded generator (the sfc32 algorithm) so a scenario replays identically from its seed;
- * Math.random cannot be seeded.
+ * Seeded randomness for the scenario (pure-rand's xoroshiro128+), so a run replays identically
+ * from its seed; Math.random cannot be seeded. This wrapper only adds the picks the scenario needs.
  */
-import { hexToBytes, keccak256, stringToHex } from "viem";
+import { uniformBigInt } from "pure-rand/distribution/uniformBigInt";
+import { uniformFloat64 } from "pure-rand/distribution/uniformFloat64";
+import { uniformInt } from "pure-rand/distribution/uniformInt";
+import { xoroshiro128plus } from "pure-rand/generator/xoroshiro128plus";
+import { hexToNumber, keccak256, slice, stringToHex } from "viem";
 
 export class SeededRandom {
-  private a: number;
-  private b: number;
-  private c: number;
-  private d: number;
+  private readonly generator;
 
   constructor(seed: string) {
-    const words = new DataView(hexToBytes(keccak256(stringToHex(seed))).buffer);
-    this.a = words.getUint32(0);
-    this.b = words.getUint32(4);
-    this.c = words.getUint32(8);
-    this.d = words.getUint32(12);
-    // The first outputs of sfc32 still echo the seed words; discard them.
-    for (let i = 0; i < 16; i++) this.nextUint32();
-  }
-
-  nextUint32(): number {
-    const t = (((this.a + this.b) | 0) + this.d) | 0;
-    this.d = (this.d + 1) | 0;
-    this.a = this.b ^ (this.b >>> 9);
-    this.b = (this.c + (this.c << 3)) | 0;
-    this.c = (this.c << 21) | (this.c >>> 11);
-    this.c = (this.c + t) | 0;
-    return t >>> 0;
+    this.generator = xoroshiro128plus(hexToNumber(slice(keccak256(stringToHex(seed)), 0, 4)));
   }
 
   /** Uniform in [0, 1). */
   next(): number {
-    return this.nextUint32() / 2 ** 32;
+    return uniformFloat64(this.generator);
   }
 
   chance(probability: number): boolean {
@@ -41,22 +26,17 @@ export class SeededRandom {
 
   /** Uniform integer in [min, max]. */
   int(min: number, max: number): number {
-    return min + Math.floor(this.next() * (max - min + 1));
+    return uniformInt(this.generator, min, max);
   }
 
-  /** Uniform bigint in [1, max]; draws 32 bits at a time, enough for wei amounts. */
+  /** Uniform bigint in [1, max]. */
   bigintUpTo(max: bigint): bigint {
-    let value = 0n;
-    for (let bits = 0n; 1n << bits <= max; bits += 32n) {
-      value = (value << 32n) | BigInt(this.nextUint32());
-    }
-    return (value % max) + 1n;
+    return uniformBigInt(this.generator, 1n, max);
   }
 
   pick<T>(items: readonly T[]): T {
-    const item = items[Math.floor(this.next() * items.length)];
-    if (item === undefined) throw new RangeError("pick from an empty list");
-    return item;
+    if (items.length === 0) throw new RangeError("pick from an empty list");
+    return items[this.int(0, items.length - 1)] as T;
   }
 
   /** Picks by weight; weights need not sum to 1. */
