@@ -1,4 +1,4 @@
-import { createPublicClient, http, type PublicClient } from "viem";
+import { createPublicClient, HttpRequestError, http, type PublicClient } from "viem";
 
 export interface ChainClientOptions {
   /** Per-request timeout; a hung node must not hold a job forever. */
@@ -11,12 +11,28 @@ export interface ChainClientOptions {
  * 5xx, timeouts and unreadable bodies with exponential backoff. Jobs retry only what is still
  * failing after that, so the two delays do not multiply on every call.
  */
+export const RPC_RETRY_COUNT = 6;
+const RPC_RETRY_BASE_MS = 100;
+
+/**
+ * The transport's own backoff, for the one call that opts out of the transport's retries
+ * (eth_getLogs, whose "range too large" answers must reach the log fetcher at once): honour a
+ * 429's Retry-After, else back off exponentially.
+ */
+export function rpcRetryDelay({ count, error }: { count: number; error: Error }): number {
+  if (error instanceof HttpRequestError) {
+    const retryAfter = error.headers?.get("retry-after");
+    if (retryAfter && /^\d+$/.test(retryAfter)) return Number(retryAfter) * 1_000;
+  }
+  return RPC_RETRY_BASE_MS * 2 ** count;
+}
+
 export function createChainClient(rpcUrl: string, options: ChainClientOptions = {}): PublicClient {
   return createPublicClient({
     transport: http(rpcUrl, {
       batch: { batchSize: 200, wait: 0 },
-      retryCount: options.retryCount ?? 6,
-      retryDelay: 100,
+      retryCount: options.retryCount ?? RPC_RETRY_COUNT,
+      retryDelay: RPC_RETRY_BASE_MS,
       timeout: options.timeoutMs ?? 15_000,
     }),
     // Deployless multicall: works on any node and at any block, with or without Multicall3. The

@@ -5,7 +5,9 @@ import {
   numberToHex,
   type PublicClient,
   toEventSelector,
+  withRetry,
 } from "viem";
+import { RPC_RETRY_COUNT, rpcRetryDelay } from "./client.ts";
 import { stakerAbi } from "./staker-abi.ts";
 
 const STAKER_EVENTS = ["Stake", "Withdraw", "Claim"] as const;
@@ -64,6 +66,10 @@ function isTooLarge(error: unknown): boolean {
  * doubles again after small answers; it is a per-process hint, not shared state.
  */
 export class LogRangeGovernor {
+  /** The smallest span refused lately; growth stays below it for a while. */
+  private refused: number | undefined;
+  private answersSinceRefusal = 0;
+
   constructor(
     private readonly max: number,
     private span = max,
@@ -73,13 +79,22 @@ export class LogRangeGovernor {
   }
   shrink() {
     if (this.span <= 1) return false;
+    this.refused = Math.min(this.refused ?? this.span, this.span);
+    this.answersSinceRefusal = 0;
     this.span = Math.max(1, Math.floor(this.span / 2));
     return true;
   }
   grow(resultCount: number) {
-    if (resultCount < 2_000) this.span = Math.min(this.max, this.span * 2);
+    // A provider's cap rarely moves, so probing above a refused span waits for many answers.
+    if (this.refused !== undefined && ++this.answersSinceRefusal >= REPROBE_AFTER) {
+      this.refused = undefined;
+    }
+    const ceiling = this.refused === undefined ? this.max : this.refused - 1;
+    if (resultCount < 2_000) this.span = Math.max(1, Math.min(ceiling, this.span * 2));
   }
 }
+
+const REPROBE_AFTER = 200;
 
 /** Every staker event in [from, to], in chain order. */
 export async function fetchStakerLogs(
@@ -95,17 +110,30 @@ export async function fetchStakerLogs(
     const end = minBigint(to, start + BigInt(governor.current) - 1n);
     let raw: RpcLog[];
     try {
-      raw = (await client.request({
-        method: "eth_getLogs",
-        params: [
-          {
-            address: staker,
-            fromBlock: numberToHex(start),
-            toBlock: numberToHex(end),
-            topics: [topics],
-          },
-        ],
-      })) as unknown as RpcLog[];
+      // Retried here rather than in the transport, so a refused range shrinks at once instead
+      // of being asked for again six times.
+      raw = await withRetry(
+        () =>
+          client.request(
+            {
+              method: "eth_getLogs",
+              params: [
+                {
+                  address: staker,
+                  fromBlock: numberToHex(start),
+                  toBlock: numberToHex(end),
+                  topics: [topics],
+                },
+              ],
+            },
+            { retryCount: 0 },
+          ) as unknown as Promise<RpcLog[]>,
+        {
+          retryCount: RPC_RETRY_COUNT,
+          delay: rpcRetryDelay,
+          shouldRetry: ({ error }) => !isTooLarge(error),
+        },
+      );
     } catch (error) {
       if (isTooLarge(error) && governor.shrink()) continue;
       if (isTooLarge(error))

@@ -11,7 +11,12 @@ describe("a misbehaving RPC provider", () => {
 
   beforeAll(async () => {
     devnet = await startScenarioDevnet({ events: 2_000, seed: "rpc-faults" });
-    proxy = startRpcFaultProxy({ upstream: devnet.node.rpcUrl, faultRate: 0.2, holdMs: 1_500 });
+    proxy = startRpcFaultProxy({
+      upstream: devnet.node.rpcUrl,
+      faultRate: 0.2,
+      holdMs: 1_500,
+      maxLogSpan: 3,
+    });
   });
 
   afterAll(async () => {
@@ -25,7 +30,7 @@ describe("a misbehaving RPC provider", () => {
       label,
       rpcUrl,
       staker: devnet.deployment.addresses.staker,
-      options: { chunkSize: 2, rpcTimeoutMs: 1_000 },
+      options: { chunkSize: 8, rpcTimeoutMs: 1_000 },
     });
     harnesses.push(harness);
     const { to } = await harness.indexer.enqueueBackfill({
@@ -36,10 +41,16 @@ describe("a misbehaving RPC provider", () => {
     return harness;
   };
 
-  test("errors, 429s, timeouts and truncated bodies change the time taken, not the tables", async () => {
+  test("errors, 429s, timeouts, truncated bodies and a capped log range change the time taken, not the tables", async () => {
     const direct = await backfill("rpc-direct", devnet.node.rpcUrl);
     const faulty = await backfill("rpc-faulty", proxy.url);
-    for (const fault of ["error", "rate-limit", "timeout", "truncated"] as const) {
+    for (const fault of [
+      "error",
+      "rate-limit",
+      "timeout",
+      "truncated",
+      "refusedLogRanges",
+    ] as const) {
       expect(proxy.counts[fault]).toBeGreaterThan(0);
     }
     expect(await tableSnapshot(faulty.database.url)).toEqual(

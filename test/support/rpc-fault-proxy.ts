@@ -14,10 +14,13 @@ export function startRpcFaultProxy(options: {
   faultRate: number;
   /** How long a "timeout" holds its answer; longer than the client's timeout. */
   holdMs: number;
+  /** Refuse eth_getLogs over more blocks than this, as providers that cap the range do. */
+  maxLogSpan?: number;
   seed?: string;
 }) {
   const random = new SeededRandom(options.seed ?? "faults");
-  const counts: Record<Fault | "passed", number> = {
+  const counts: Record<Fault | "passed" | "refusedLogRanges", number> = {
+    refusedLogRanges: 0,
     error: 0,
     "rate-limit": 0,
     timeout: 0,
@@ -27,12 +30,42 @@ export function startRpcFaultProxy(options: {
   let faultRate = options.faultRate;
   let faultsServed = 0;
 
-  const forward = (body: string) =>
+  const send = (body: string) =>
     fetch(options.upstream, {
       method: "POST",
       headers: { "content-type": "application/json" },
       body,
     }).then((response) => response.text());
+
+  type RpcCall = {
+    id: number;
+    method: string;
+    params?: { fromBlock?: string; toBlock?: string }[];
+  };
+  const tooWide = (call: RpcCall) => {
+    const filter = call.params?.[0];
+    if (call.method !== "eth_getLogs" || options.maxLogSpan === undefined || !filter) return false;
+    return Number(filter.toBlock) - Number(filter.fromBlock) + 1 > options.maxLogSpan;
+  };
+  const refusal = (call: RpcCall) => ({
+    jsonrpc: "2.0",
+    id: call.id,
+    error: { code: -32005, message: `query exceeds max block range ${options.maxLogSpan}` },
+  });
+  /** Forwards the calls the capped range allows and answers the rest with the provider's error. */
+  const forward = async (body: string) => {
+    const parsed = JSON.parse(body) as RpcCall | RpcCall[];
+    const calls = Array.isArray(parsed) ? parsed : [parsed];
+    if (!calls.some(tooWide)) return send(body);
+    counts.refusedLogRanges++;
+    const allowed = calls.filter((call) => !tooWide(call));
+    const answers = allowed.length
+      ? ([JSON.parse(await send(JSON.stringify(allowed)))].flat() as { id: number }[])
+      : [];
+    const byId = new Map(answers.map((answer) => [answer.id, answer]));
+    const merged = calls.map((call) => (tooWide(call) ? refusal(call) : byId.get(call.id)));
+    return JSON.stringify(Array.isArray(parsed) ? merged : merged[0]);
+  };
 
   const server = Bun.serve({
     hostname: "127.0.0.1",
