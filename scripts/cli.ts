@@ -1,12 +1,13 @@
 #!/usr/bin/env bun
-/** The operator's command line: migrate, backfill, follow, reindex, status, verify, tokens. */
+/** The operator's command line: migrate, backfill, follow, reindex, status, verify, board, tokens. */
 import { Command, InvalidArgumentError } from "commander";
 import { createDatabase, type Database } from "../db/client.ts";
 import { ensureDatabase, runMigrations } from "../db/migrate.ts";
 import { createToken, listTokens, revokeToken } from "../db/tokens.ts";
+import { startBoard } from "../indexer/board.ts";
 import { resolveChainSettings } from "../indexer/chain-settings.ts";
 import { BackfillLeavesGap, createIndexer, type Indexer } from "../indexer/indexer.ts";
-import { enqueueRange } from "../indexer/jobs/queues.ts";
+import { createQueues, enqueueRange, redisConnection } from "../indexer/jobs/queues.ts";
 import { showProgress } from "../indexer/progress.ts";
 import { citizenStakers, verifyAgainstChain } from "../indexer/verify.ts";
 import { ConfigError, config } from "../lib/config.ts";
@@ -217,6 +218,46 @@ program
     );
     await indexer.close();
     process.exit(mismatches.length === 0 ? 0 : 1);
+  });
+
+program
+  .command("board")
+  .description(
+    "serve bull-board for the job queues on 127.0.0.1, behind HTTP Basic auth (BOARD_USER, BOARD_PASSWORD)",
+  )
+  .option(
+    "--port <port>",
+    "port to listen on",
+    (value) => {
+      const n = Number(value);
+      if (!/^\d+$/.test(value) || n > 65_535) throw new InvalidArgumentError("expected a port");
+      return n;
+    },
+    3001,
+  )
+  .action(async (options: { port: number }) => {
+    const { boardUser: user, boardPassword: password } = config.api;
+    if (!user || !password) {
+      throw new ConfigError(
+        "the board needs BOARD_USER and BOARD_PASSWORD set (its HTTP Basic credentials)",
+      );
+    }
+    const connection = redisConnection(config.redisUrl);
+    const queues = createQueues(connection, config.queuePrefix);
+    const board = await startBoard({ queues, credentials: { user, password }, port: options.port });
+    log.info({ url: board.url, queuePrefix: config.queuePrefix }, "board listening");
+    let stopping = false;
+    const stop = async (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      log.info({ signal }, "stopping board");
+      await board.stop();
+      await queues.close();
+      await connection.quit();
+      process.exit(0);
+    };
+    process.on("SIGTERM", () => void stop("SIGTERM"));
+    process.on("SIGINT", () => void stop("SIGINT"));
   });
 
 /** Runs `work` with a one-connection database handle, closed afterwards. */
