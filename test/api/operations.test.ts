@@ -3,12 +3,12 @@
  * the rate limit, access logs, and what happens when Postgres or Redis goes away.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import net from "node:net";
 import pino from "pino";
 import { createApp } from "../../api/app.ts";
 import { openConnections } from "../../api/connections.ts";
 import type { ProblemBody } from "../../api/problems.ts";
 import { createToken, revokeToken } from "../../db/tokens.ts";
+import { startTcpProxy } from "../support/tcp-proxy.ts";
 import { createApiHarness, json, STAKER } from "./support.ts";
 
 const silent = pino({ level: "silent" });
@@ -222,12 +222,13 @@ describe("database outages", () => {
   });
 
   test("when Postgres goes away and comes back the API recovers without a restart", async () => {
-    const proxy = createTcpProxy(Number(new URL(api.databaseUrl).port || 5432));
-    const port = await proxy.start();
-    const url = new URL(api.databaseUrl);
-    url.port = String(port);
+    const database = new URL(api.databaseUrl);
+    const proxy = await startTcpProxy({
+      host: database.hostname,
+      port: Number(database.port || 5432),
+    });
     const connections = openConnections({
-      databaseUrl: url.toString(),
+      databaseUrl: proxy.route(api.databaseUrl),
       redisUrl: "redis://127.0.0.1:6379",
       poolSize: 2,
     });
@@ -245,11 +246,11 @@ describe("database outages", () => {
       );
     try {
       expect((await ask()).status).toBe(200);
-      await proxy.stop();
+      proxy.cut();
       const during = await ask();
       expect(during.status).toBe(503);
       expect(during.headers.get("retry-after")).not.toBeNull();
-      await proxy.start(port);
+      proxy.restore();
       let status = 0;
       for (let attempt = 0; attempt < 50 && status !== 200; attempt++) {
         status = (await ask()).status;
@@ -264,37 +265,3 @@ describe("database outages", () => {
     }
   }, 20_000);
 });
-
-/** A TCP forwarder to Postgres that a test can cut and restore on the same port. */
-function createTcpProxy(targetPort: number) {
-  let server: net.Server | undefined;
-  const sockets = new Set<net.Socket>();
-  return {
-    start(port = 0): Promise<number> {
-      server = net.createServer((client) => {
-        const upstream = net.connect(targetPort, "127.0.0.1");
-        for (const socket of [client, upstream]) {
-          sockets.add(socket);
-          socket.on("error", () => {});
-          socket.on("close", () => {
-            sockets.delete(socket);
-            client.destroy();
-            upstream.destroy();
-          });
-        }
-        client.pipe(upstream);
-        upstream.pipe(client);
-      });
-      return new Promise((resolve) => {
-        server!.listen(port, "127.0.0.1", () =>
-          resolve((server!.address() as net.AddressInfo).port),
-        );
-      });
-    },
-    stop(): Promise<void> {
-      for (const socket of sockets) socket.destroy();
-      sockets.clear();
-      return new Promise((resolve) => (server ? server.close(() => resolve()) : resolve()));
-    },
-  };
-}
