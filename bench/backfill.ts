@@ -12,13 +12,14 @@ import { readFile } from "node:fs/promises";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import postgres from "postgres";
-import { type Address, getAbiItem, toEventSelector } from "viem";
+import { type Address, encodeFunctionData, getAbiItem, toEventSelector } from "viem";
 import { stakerAbi } from "../indexer/chain/staker-abi.ts";
 import { createIndexer } from "../indexer/indexer.ts";
 import { createScratchDatabase } from "../test/support/database.ts";
 import { createScratchRedisPrefix } from "../test/support/redis.ts";
+import type { BenchAnvil } from "./support/anvil-process.ts";
 import { numberList, readFlags, runMain, wholeNumber } from "./support/flags.ts";
-import { type Child, spawnBun } from "./support/processes.ts";
+import { type Child, coresBetween, cpuByRole, spawnBun } from "./support/processes.ts";
 import { log, machine, percentile, round, table, versions, writeReport } from "./support/report.ts";
 import { type CachedScenario, defaultWallets, loadScenario } from "./support/scenario-cache.ts";
 
@@ -81,7 +82,8 @@ function copyRows(logs: RawLog[]): string {
 }
 
 /** Fetches the range chunk by chunk (the next fetch overlapping the current COPY). */
-async function measureLimit(scenario: CachedScenario, rpcUrl: string, chunkSize: number) {
+async function measureLimit(scenario: CachedScenario, node: BenchAnvil, chunkSize: number) {
+  const rpcUrl = node.rpcUrl;
   const database = await createScratchDatabase("bench_limit");
   const sql = postgres(database.url, { max: 1, onnotice: () => {} });
   try {
@@ -91,6 +93,7 @@ async function measureLimit(scenario: CachedScenario, rpcUrl: string, chunkSize:
       primary key (block_number, log_index))`;
     const ranges = chunks(scenario.deployment.deployBlock, scenario.head, chunkSize);
     const staker = scenario.deployment.addresses.staker;
+    const cpuBefore = await cpuByRole({ anvil: node.pid });
     const started = performance.now();
     let fetchMs = 0;
     let copyMs = 0;
@@ -114,6 +117,7 @@ async function measureLimit(scenario: CachedScenario, rpcUrl: string, chunkSize:
       events += logs.length;
     }
     const seconds = (performance.now() - started) / 1000;
+    const cores = coresBetween(cpuBefore, await cpuByRole({ anvil: node.pid }), seconds);
     const [stored] = await sql<{ count: string }[]>`select count(*)::text as count from raw_logs`;
     return {
       events,
@@ -123,11 +127,50 @@ async function measureLimit(scenario: CachedScenario, rpcUrl: string, chunkSize:
       eventsPerSecond: round(events / seconds, 0),
       fetchSeconds: round(fetchMs / 1000, 3),
       copySeconds: round(copyMs / 1000, 3),
+      cores: { anvil: cores.anvil, postgres: cores.postgres, bench: cores.bench },
     };
   } finally {
     await sql.end({ timeout: 5 });
     await database.drop();
   }
+}
+
+/**
+ * The node's own cost of one view call at the head and at old blocks, sequentially: the real
+ * backfill reads at every stake's block, so this is what its chunk jobs wait on.
+ */
+async function probeHistoricalCalls(scenario: CachedScenario, rpcUrl: string, calls: number) {
+  const data = encodeFunctionData({
+    abi: stakerAbi,
+    functionName: "vaultCreditMultiplier",
+    args: ["?"],
+  });
+  const at = async (block: bigint) => {
+    const started = performance.now();
+    for (let n = 0; n < calls; n++) {
+      const response = await fetch(rpcUrl, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: n,
+          method: "eth_call",
+          params: [{ to: scenario.deployment.addresses.staker, data }, `0x${block.toString(16)}`],
+        }),
+      });
+      const body = (await response.json()) as { result?: string; error?: { message: string } };
+      if (!body.result) throw new Error(`eth_call at ${block} failed: ${body.error?.message}`);
+    }
+    return round((performance.now() - started) / calls, 3);
+  };
+  const middle = (scenario.deployment.deployBlock + scenario.head) / 2n;
+  return {
+    calls,
+    msPerCallAtHead: await at(scenario.head),
+    msPerCallAtHeadMinusOne: await at(scenario.head - 1n),
+    msPerCallAtMiddleBlock: await at(middle),
+    middleBlock: middle,
+  };
 }
 
 type ChunkLine = { ms: number; events: number };
@@ -147,9 +190,10 @@ async function chunkTimes(children: Child[]): Promise<ChunkLine[]> {
 
 async function measureReal(
   scenario: CachedScenario,
-  rpcUrl: string,
+  node: BenchAnvil,
   settings: { workers: number; concurrency: number; chunkSize: number; cpuProfile: boolean },
 ) {
+  const rpcUrl = node.rpcUrl;
   const label = `bench_backfill_w${settings.workers}`;
   const database = await createScratchDatabase(label);
   const redis = createScratchRedisPrefix(label);
@@ -197,7 +241,7 @@ async function measureReal(
       if (Date.now() > ready) throw new BackfillStalled("workers did not connect within 60 s");
       await Bun.sleep(25);
     }
-    const cpuBefore = await Promise.all(workers.map((worker) => worker.cpuSeconds()));
+    const cpuBefore = await cpuByRole({ anvil: node.pid, children: workers });
     const started = performance.now();
     const { to, chunks: queued } = await indexer.enqueueBackfill({
       startBlock: scenario.deployment.deployBlock,
@@ -214,7 +258,11 @@ async function measureReal(
       await Bun.sleep(20);
     }
     const seconds = (performance.now() - started) / 1000;
-    const cpuAfter = await Promise.all(workers.map((worker) => worker.cpuSeconds()));
+    const cores = coresBetween(
+      cpuBefore,
+      await cpuByRole({ anvil: node.pid, children: workers }),
+      seconds,
+    );
     const events = await indexer.store.countEvents(scenario.deployment.deployBlock, to);
     const peakRss = Math.max(...(await Promise.all(workers.map((worker) => worker.rssBytes()))));
     const [staked] = await indexer.database.client<{ count: string }[]>`
@@ -230,10 +278,12 @@ async function measureReal(
       stakedCitizens: Number(staked?.count ?? 0),
       seconds: round(seconds, 3),
       eventsPerSecond: round(events / seconds, 0),
-      workerCpuSeconds: round(
-        cpuAfter.reduce((sum, cpu, i) => sum + cpu - (cpuBefore[i] ?? 0), 0),
-        2,
-      ),
+      cores: {
+        workers: cores.children,
+        anvil: cores.anvil,
+        postgres: cores.postgres,
+        redis: cores.redis,
+      },
       workerRssBytesAtEnd: peakRss,
       chunkMs: {
         p50: percentile(
@@ -278,12 +328,16 @@ async function main() {
   const { scenario, node } = loaded;
   try {
     log(`limit: raw eth_getLogs + COPY, chunks of ${chunkSize} blocks`);
-    const limit = await measureLimit(scenario, node.rpcUrl, chunkSize);
+    const limit = await measureLimit(scenario, node, chunkSize);
     log(`limit: ${limit.events} events in ${limit.seconds} s (${limit.eventsPerSecond}/s)`);
+    const nodeProbe = await probeHistoricalCalls(scenario, node.rpcUrl, smoke ? 10 : 100);
+    log(
+      `eth_call: ${nodeProbe.msPerCallAtHead} ms at the head, ${nodeProbe.msPerCallAtHeadMinusOne} ms one block back, ${nodeProbe.msPerCallAtMiddleBlock} ms at block ${nodeProbe.middleBlock}`,
+    );
     const real = [];
     for (const workers of workerCounts) {
       log(`real backfill: ${workers} worker process(es) x concurrency ${concurrency}`);
-      const result = await measureReal(scenario, node.rpcUrl, {
+      const result = await measureReal(scenario, node, {
         workers,
         concurrency,
         chunkSize,
@@ -332,6 +386,7 @@ async function main() {
         scenarioGeneratedSeconds: scenario.generatedSeconds,
       },
       raw: {
+        nodeProbe,
         scenario: {
           stakerEvents: scenario.stakerEvents,
           transactions: scenario.transactions,

@@ -1,7 +1,10 @@
 /**
  * Anvil started with state-file flags, which devnet/anvil.ts does not take: the scenario cache
  * dumps a node's state, historical states included, when the node exits, and later nodes load
- * it. The flags besides those are the devnet's (loopback, chain id, fifo, kept states, gas).
+ * it. The flags besides those are the devnet's (loopback, chain id, fifo, kept states, gas), and
+ * one more: anvil refuses request bodies over 2 MiB by default, which both the scenario's setup
+ * batches (a thousand transactions, some of them 130 kB identity-class writes) and the indexer's
+ * JSON-RPC batches of multicalls (200 calls of up to ~30 kB each) exceed at 100,000 events.
  */
 import {
   AnvilStartFailed,
@@ -41,6 +44,7 @@ export async function startStatefulAnvil(
     "--gas-limit",
     String(DEFAULT_BLOCK_GAS_LIMIT),
     "--preserve-historical-states",
+    "--no-request-size-limit",
     "--quiet",
   ];
   if (files.dumpTo) args.push("--dump-state", files.dumpTo);

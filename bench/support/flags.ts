@@ -31,6 +31,10 @@ export function numberList(name: string, value: unknown): number[] {
 
 /** Runs a benchmark's main; a bad flag exits 2 with its message, anything else 1. */
 export function runMain(main: () => Promise<void>): void {
+  // Exiting runs the "exit" handlers that kill the benchmark's anvil and child processes.
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.on(signal, () => process.exit(130));
+  }
   main().then(
     () => process.exit(0),
     (error: unknown) => {

@@ -121,3 +121,31 @@ export function trackPeakRss(child: Child) {
     },
   };
 }
+
+/** CPU seconds so far of the processes a benchmark runs against, by role. */
+export async function cpuByRole(roles: { anvil?: number; children?: Child[] }) {
+  const children = await Promise.all((roles.children ?? []).map((child) => child.cpuSeconds()));
+  const self = process.cpuUsage();
+  return {
+    anvil: roles.anvil === undefined ? 0 : await cpuSecondsOf(roles.anvil),
+    postgres: await cpuSecondsOfCommand("postgres"),
+    redis: await cpuSecondsOfCommand("redis-server"),
+    children: children.reduce((sum, seconds) => sum + seconds, 0),
+    bench: (self.user + self.system) / 1e6,
+  };
+}
+
+export type CpuByRole = Awaited<ReturnType<typeof cpuByRole>>;
+
+/** Cores each role kept busy between two readings (1 = one core all the time). */
+export function coresBetween(before: CpuByRole, after: CpuByRole, seconds: number) {
+  const cores = (key: keyof CpuByRole) =>
+    Math.round(((after[key] - before[key]) / seconds) * 100) / 100;
+  return {
+    anvil: cores("anvil"),
+    postgres: cores("postgres"),
+    redis: cores("redis"),
+    children: cores("children"),
+    bench: cores("bench"),
+  };
+}

@@ -7,9 +7,7 @@
 import { existsSync } from "node:fs";
 import { mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { createTestClient, http, publicActions, walletActions } from "viem";
-import { foundry } from "viem/chains";
-import { createDevnetClient, type DevnetClient } from "../../devnet/client.ts";
+import { createDevnetClient } from "../../devnet/client.ts";
 import { type DevnetDeployment, deployDevnet, readDeploymentFile } from "../../devnet/deploy.ts";
 import { Scenario } from "../../devnet/scenario.ts";
 import { type BenchAnvil, startStatefulAnvil } from "./anvil-process.ts";
@@ -63,23 +61,6 @@ async function readRecord(spec: ScenarioSpec): Promise<CachedScenario | undefine
   };
 }
 
-/**
- * The devnet client with smaller JSON-RPC batches. Anvil refuses request bodies over 2 MiB, and
- * the scenario's setup sends its identity-class transactions (about 130 kB each, 500 citizens
- * apiece) back to back: with a thousand per batch, a 2,000-wallet setup puts 20 of them in one
- * body and anvil answers "Invalid request" to the whole batch. Twelve stay under the limit.
- */
-function generatorClient(rpcUrl: string): DevnetClient {
-  return createTestClient({
-    chain: foundry,
-    mode: "anvil",
-    pollingInterval: 20,
-    transport: http(rpcUrl, { batch: { batchSize: 12, wait: 0 }, retryCount: 0, timeout: 300_000 }),
-  })
-    .extend(publicActions)
-    .extend(walletActions) as DevnetClient;
-}
-
 /** Generates the scenario on a fresh anvil that dumps its state on exit; returns the record. */
 async function generate(
   spec: ScenarioSpec,
@@ -93,7 +74,7 @@ async function generate(
   const node = await startStatefulAnvil({ dumpTo: partial });
   let summary: Omit<CachedScenario, "stateBytes" | "generatedSeconds">;
   try {
-    const client = generatorClient(node.rpcUrl);
+    const client = createDevnetClient(node.rpcUrl);
     const deployment = await deployDevnet(client);
     const scenario = await Scenario.prepare(client, deployment, {
       seed: spec.seed,
