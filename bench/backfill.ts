@@ -15,6 +15,7 @@ import postgres from "postgres";
 import { type Address, encodeFunctionData, getAbiItem, toEventSelector } from "viem";
 import { stakerAbi } from "../indexer/chain/staker-abi.ts";
 import { createIndexer } from "../indexer/indexer.ts";
+import { fetchChunk } from "../indexer/jobs/index-range.ts";
 import { createScratchDatabase } from "../test/support/database.ts";
 import { createScratchRedisPrefix } from "../test/support/redis.ts";
 import type { BenchAnvil } from "./support/anvil-process.ts";
@@ -173,6 +174,66 @@ async function probeHistoricalCalls(scenario: CachedScenario, rpcUrl: string, ca
   };
 }
 
+/**
+ * The same backfill done in this process one chunk at a time, with each chunk's two halves timed:
+ * fetching (logs, reads at each stake's block, projection to rows) and writing (the locked
+ * transaction: inserts, checkpoint, staked_citizens rebuild). Says which half the real run
+ * waits on.
+ */
+async function measurePhases(scenario: CachedScenario, node: BenchAnvil, chunkSize: number) {
+  const database = await createScratchDatabase("bench_phases");
+  const redis = createScratchRedisPrefix("bench_phases");
+  const indexer = await createIndexer({
+    rpcUrl: node.rpcUrl,
+    databaseUrl: database.url,
+    redisUrl: redis.url,
+    queuePrefix: redis.prefix,
+    staker: scenario.deployment.addresses.staker,
+    chunkSize,
+    concurrency: 1,
+    confirmations: 0,
+    followIntervalMs: 200,
+    maxLogRange: 10_000,
+  });
+  try {
+    await indexer.ensureCheckpoint(scenario.deployment.deployBlock);
+    let fetchMs = 0;
+    let writeMs = 0;
+    let events = 0;
+    const slowest: { from: string; events: number; fetchMs: number; writeMs: number }[] = [];
+    for (const range of chunks(scenario.deployment.deployBlock, scenario.head, chunkSize)) {
+      const begun = performance.now();
+      const chunk = await fetchChunk(indexer.deps, range);
+      const fetched = performance.now();
+      await indexer.store.writeChunk(chunk);
+      const written = performance.now();
+      fetchMs += fetched - begun;
+      writeMs += written - fetched;
+      events += chunk.events.length;
+      slowest.push({
+        from: range.from.toString(),
+        events: chunk.events.length,
+        fetchMs: Math.round(fetched - begun),
+        writeMs: Math.round(written - fetched),
+      });
+    }
+    slowest.sort((a, b) => b.fetchMs + b.writeMs - (a.fetchMs + a.writeMs));
+    const seconds = (fetchMs + writeMs) / 1000;
+    return {
+      events,
+      seconds: round(seconds, 3),
+      eventsPerSecond: round(events / seconds, 0),
+      fetchSeconds: round(fetchMs / 1000, 3),
+      writeSeconds: round(writeMs / 1000, 3),
+      slowestChunks: slowest.slice(0, 5),
+    };
+  } finally {
+    await indexer.close();
+    await redis.clean();
+    await database.drop();
+  }
+}
+
 type ChunkLine = { ms: number; events: number };
 
 /** "chunk indexed" lines the workers logged: how long each job took from fetch to commit. */
@@ -314,6 +375,7 @@ async function main() {
     concurrency: { type: "string", default: "4" },
     "chunk-size": { type: "string", default: "4" },
     "cpu-prof": { type: "boolean", default: false },
+    phases: { type: "boolean", default: false },
     smoke: { type: "boolean", default: false },
   });
   const smoke = flags.smoke === true;
@@ -334,6 +396,14 @@ async function main() {
     log(
       `eth_call: ${nodeProbe.msPerCallAtHead} ms at the head, ${nodeProbe.msPerCallAtHeadMinusOne} ms one block back, ${nodeProbe.msPerCallAtMiddleBlock} ms at block ${nodeProbe.middleBlock}`,
     );
+    let phases: Awaited<ReturnType<typeof measurePhases>> | undefined;
+    if (flags.phases === true) {
+      log("phases: the backfill chunk by chunk in this process, fetch and write timed apart");
+      phases = await measurePhases(scenario, node, chunkSize);
+      log(
+        `  fetch ${phases.fetchSeconds} s, write ${phases.writeSeconds} s (${phases.eventsPerSecond} events/s)`,
+      );
+    }
     const real = [];
     for (const workers of workerCounts) {
       log(`real backfill: ${workers} worker process(es) x concurrency ${concurrency}`);
@@ -387,6 +457,7 @@ async function main() {
       },
       raw: {
         nodeProbe,
+        phases,
         scenario: {
           stakerEvents: scenario.stakerEvents,
           transactions: scenario.transactions,
