@@ -69,32 +69,44 @@ async function indexedDatabase(spec: ScenarioSpec): Promise<string> {
   await runMigrations(url);
   const { scenario, node } = await loadScenario(spec, log);
   const redis = createScratchRedisPrefix("bench_api");
+  const staker = scenario.deployment.addresses.staker;
+  // One worker process does the chunks, so its job logs go to its log file, not this table.
+  const worker = spawnBun("api-bench-indexer", ["scripts/cli.ts", "worker"], {
+    RPC_URL: node.rpcUrl,
+    STAKER_ADDRESS: staker,
+    CHAIN_ID: String(scenario.deployment.chainId),
+    DATABASE_URL: url,
+    REDIS_URL: redis.url,
+    QUEUE_PREFIX: redis.prefix,
+    CHUNK_SIZE: "4",
+    LOG_LEVEL: "info",
+  });
   try {
     const indexer = await createIndexer({
       rpcUrl: node.rpcUrl,
       databaseUrl: url,
       redisUrl: redis.url,
       queuePrefix: redis.prefix,
-      staker: scenario.deployment.addresses.staker,
+      staker,
       chainId: scenario.deployment.chainId,
       chunkSize: 4,
-      concurrency: 4,
+      concurrency: 1,
       confirmations: 0,
       followIntervalMs: 200,
       maxLogRange: 10_000,
     });
     try {
-      log(`indexing the scenario once into ${name}`);
+      log(`indexing the scenario once into ${name} (worker log: ${worker.logFile})`);
       await indexer.enqueueBackfill({
         startBlock: scenario.deployment.deployBlock,
         to: scenario.head,
       });
-      await indexer.start({ follow: false });
       for (;;) {
         const checkpoint = await indexer.store.checkpoint();
         if (checkpoint && checkpoint.indexedBlock >= scenario.head) break;
         const [failed] = await indexer.queues.chunks.getFailed(0, 0);
         if (failed) throw new ApiBenchFailed(`chunk ${failed.id} failed: ${failed.failedReason}`);
+        worker.assertAlive();
         await Bun.sleep(100);
       }
       await indexer.database.client`create table bench_cache (head bigint not null)`;
@@ -103,6 +115,7 @@ async function indexedDatabase(spec: ScenarioSpec): Promise<string> {
       await indexer.close();
     }
   } finally {
+    await worker.stop();
     await redis.clean();
     await node.stop();
   }
@@ -157,6 +170,7 @@ async function main() {
     warmup: { type: "string" },
     events: { type: "string" },
     seed: { type: "string", default: "bench" },
+    "cpu-prof": { type: "boolean", default: false },
     smoke: { type: "boolean", default: false },
   });
   const smoke = flags.smoke === true;
@@ -201,10 +215,19 @@ async function main() {
     RATE_LIMIT_PER_MINUTE: "1000000000",
     LOG_LEVEL: "warn",
   };
+  let profiles = 0;
   const start = (server: Target["server"], bodyFile?: string) => {
+    const profile =
+      flags["cpu-prof"] === true
+        ? [
+            "--cpu-prof-md",
+            "--cpu-prof-dir=bench/results/profiles",
+            `--cpu-prof-name=api-bench-${server}-${profiles++}.md`,
+          ]
+        : [];
     const args =
       server === "api"
-        ? ["api/main.ts"]
+        ? [...profile, "api/main.ts"]
         : server === "constant"
           ? ["bench/servers/constant-json.ts", bodyFile!]
           : ["bench/servers/primary-key.ts"];
