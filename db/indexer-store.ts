@@ -52,6 +52,9 @@ const INSERT_BATCH = 1_000;
 /** Hashes kept below the checkpoint: deeper reorgs than this are not followed. */
 export const REORG_WINDOW = 256n;
 
+/** Above this many citizens, a rebuild is planned without nested loops (see recompute). */
+const NESTED_LOOP_KEY_LIMIT = 200;
+
 export function createIndexerStore(db: Database) {
   const locked = <T>(work: (tx: Transaction) => Promise<T>) =>
     db.transaction(async (tx) => {
@@ -227,6 +230,11 @@ export function createIndexerStore(db: Database) {
     const keysJson = JSON.stringify(
       keys.map((key) => ({ season: key.season, citizen_id: key.citizenId.toString() })),
     );
+    // Postgres guesses 100 keys and a 1-row live set, picks nested loops and turns a backfill
+    // chunk touching thousands of citizens quadratic (2.6 s instead of 0.24 s for 1,663). For a
+    // few keys (following the head) the nested loops over the indexes are the right plan.
+    const manyKeys = keys.length > NESTED_LOOP_KEY_LIMIT;
+    if (manyKeys) await tx.execute(sql`set local enable_nestloop = off`);
     await tx.execute(sql`
       with keys as (
         select distinct season, citizen_id
@@ -309,6 +317,7 @@ export function createIndexerStore(db: Database) {
         bytes_points = excluded.bytes_points,
         total_points = excluded.total_points
     `);
+    if (manyKeys) await tx.execute(sql`set local enable_nestloop = on`);
   }
 
   /** The stored hashes at or below `at`, newest first: the candidates for a reorg's common ancestor. */

@@ -90,6 +90,7 @@ type Wallet = {
 const STAKE_GAS = 1_500_000n;
 const SETUP_GAS = 400_000n;
 const SETUP_PER_BLOCK = 1_000;
+const CLASS_ROWS_PER_TRANSACTION = 100;
 /** Chain time the whole scenario spans, so that most timelocks expire before it ends. */
 const SCENARIO_SPAN = 1_100n * DAY;
 const TIMELOCK_WEIGHTS = { "0": 45, "1": 25, "2": 15, "3": 10, "4": 5 } as const;
@@ -310,8 +311,9 @@ export class Scenario {
       }
     }
     const classRows = [...hands.map((id) => ({ id, name: HAND_CLASS })), ...classes];
-    for (let start = 0; start < classRows.length; start += 500) {
-      const rows = classRows.slice(start, start + 500);
+    // Small enough that a setup batch stays under anvil's 2 MiB request limit.
+    for (let start = 0; start < classRows.length; start += CLASS_ROWS_PER_TRANSACTION) {
+      const rows = classRows.slice(start, start + CLASS_ROWS_PER_TRANSACTION);
       setup.push({
         from: deployer,
         to: addresses.identity,

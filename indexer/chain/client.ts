@@ -30,7 +30,9 @@ export function rpcRetryDelay({ count, error }: { count: number; error: Error })
 export function createChainClient(rpcUrl: string, options: ChainClientOptions = {}): PublicClient {
   return createPublicClient({
     transport: http(rpcUrl, {
-      batch: { batchSize: 200, wait: 0 },
+      // Nodes cap a request body (anvil at 2 MiB, providers lower); a deployless multicall is
+      // ~40 kB of JSON, so 32 requests per HTTP batch stay well under the cap.
+      batch: { batchSize: 32, wait: 0 },
       retryCount: options.retryCount ?? RPC_RETRY_COUNT,
       retryDelay: RPC_RETRY_BASE_MS,
       timeout: options.timeoutMs ?? 15_000,
