@@ -33,6 +33,12 @@ export type AnvilOptions = {
   genesisTimestamp?: number;
   /** Milliseconds to wait for the node to answer. */
   startTimeoutMs?: number;
+  /** Written when the node stops (with SIGINT, anvil's dump path), historical states included. */
+  dumpStateTo?: string;
+  /** Loaded at start; its historical states keep eth_call working at old blocks. */
+  loadStateFrom?: string;
+  /** Anvil refuses request bodies over 2 MiB unless told not to. */
+  unlimitedRequestSize?: boolean;
 };
 
 export type AnvilNode = {
@@ -129,6 +135,10 @@ export async function startAnvil(options: AnvilOptions = {}): Promise<AnvilNode>
   if (options.genesisTimestamp !== undefined) {
     args.push("--timestamp", String(options.genesisTimestamp));
   }
+  if (options.dumpStateTo || options.loadStateFrom) args.push("--preserve-historical-states");
+  if (options.dumpStateTo) args.push("--dump-state", options.dumpStateTo);
+  if (options.loadStateFrom) args.push("--load-state", options.loadStateFrom);
+  if (options.unlimitedRequestSize) args.push("--no-request-size-limit");
 
   const child = Bun.spawn([anvilBinaryPath(), ...args], {
     stdin: "ignore",
@@ -143,6 +153,12 @@ export async function startAnvil(options: AnvilOptions = {}): Promise<AnvilNode>
   const stop = async () => {
     process.off("exit", killOnExit);
     if (child.exitCode !== null || child.signalCode !== null) return;
+    if (options.dumpStateTo) {
+      // Writing a large state takes a while: no kill deadline on the dump path.
+      child.kill("SIGINT");
+      await child.exited;
+      return;
+    }
     child.kill("SIGTERM");
     const escalate = setTimeout(() => child.kill("SIGKILL"), 5_000);
     await child.exited;
