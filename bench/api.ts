@@ -29,15 +29,7 @@ import {
   spawnBun,
   trackPeakRss,
 } from "./support/processes.ts";
-import {
-  log,
-  machine,
-  RESULTS_DIR,
-  round,
-  table,
-  versions,
-  writeReport,
-} from "./support/report.ts";
+import { log, machine, RESULTS_DIR, round, table, writeReport } from "./support/report.ts";
 import { defaultWallets, loadScenario, type ScenarioSpec } from "./support/scenario-cache.ts";
 
 export class ApiBenchFailed extends Error {
@@ -365,9 +357,7 @@ async function main() {
     name: "api",
     smoke,
     startedAt,
-    finishedAt: new Date().toISOString(),
-    machine: machine(),
-    versions: await versions(["autocannon"]),
+    extraPackages: ["autocannon"],
     parameters: {
       ...spec,
       connections,

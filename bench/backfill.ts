@@ -21,7 +21,7 @@ import { createScratchRedisPrefix } from "../test/support/redis.ts";
 import type { BenchAnvil } from "./support/anvil-process.ts";
 import { numberList, readFlags, runMain, wholeNumber } from "./support/flags.ts";
 import { type Child, coresBetween, cpuByRole, spawnBun } from "./support/processes.ts";
-import { log, machine, percentile, round, table, versions, writeReport } from "./support/report.ts";
+import { log, percentile, round, table, writeReport } from "./support/report.ts";
 import { type CachedScenario, defaultWallets, loadScenario } from "./support/scenario-cache.ts";
 
 export class BackfillStalled extends Error {
@@ -442,9 +442,6 @@ async function main() {
       name: "backfill",
       smoke,
       startedAt,
-      finishedAt: new Date().toISOString(),
-      machine: machine(),
-      versions: await versions(),
       parameters: {
         ...spec,
         chunkSizeBlocks: chunkSize,

@@ -17,7 +17,7 @@ import { createScratchDatabase } from "../test/support/database.ts";
 import { createScratchRedisPrefix } from "../test/support/redis.ts";
 import { readFlags, runMain, wholeNumber } from "./support/flags.ts";
 import { type Child, spawnBun } from "./support/processes.ts";
-import { log, machine, percentile, round, table, versions, writeReport } from "./support/report.ts";
+import { log, percentile, round, table, writeReport } from "./support/report.ts";
 
 export class LagRunStalled extends Error {
   override name = "LagRunStalled";
@@ -223,9 +223,6 @@ async function main() {
       name: "lag",
       smoke,
       startedAt,
-      finishedAt: new Date().toISOString(),
-      machine: machine(),
-      versions: await versions(),
       parameters: {
         blocks,
         wallets,

@@ -83,8 +83,20 @@ export type Report = {
   notes: string[];
 };
 
+/** What a benchmark measured; the machine, the versions and the finish time are added here. */
+export type Measurements = Omit<Report, "finishedAt" | "machine" | "versions"> & {
+  /** npm packages to report beyond the stack's own. */
+  extraPackages?: string[];
+};
+
 /** Writes bench/results/<name>-<timestamp>.json and returns its path. */
-export async function writeReport(report: Report): Promise<string> {
+export async function writeReport({ extraPackages, ...measured }: Measurements): Promise<string> {
+  const report: Report = {
+    ...measured,
+    finishedAt: new Date().toISOString(),
+    machine: machine(),
+    versions: await versions(extraPackages),
+  };
   await mkdir(RESULTS_DIR, { recursive: true });
   const stamp = report.startedAt.replace(/[:.]/g, "-");
   const path = join(RESULTS_DIR, `${report.name}-${stamp}.json`);
