@@ -12,7 +12,6 @@ import {
   bytesTokenAbi,
   identityAbi,
   lpTokenAbi,
-  neoTokyoStakerAbi,
   s1CitizenAbi,
   s2CitizenAbi,
   vaultAbi,
@@ -34,6 +33,12 @@ import {
   VAULT_TIERS,
   type VaultTier,
 } from "./settings.ts";
+import {
+  approvalTransactions,
+  citizenAssetType,
+  stakeCalldata,
+  withdrawCalldata,
+} from "./staking-calls.ts";
 
 export type ScenarioOptions = {
   seed?: string;
@@ -285,29 +290,8 @@ export class Scenario {
         }),
         `mint LP to ${address}`,
       );
-      const fromWallet = (to: Address, data: `0x${string}`, label: string) =>
-        setup.push({ from: address, to, data, gas: SETUP_GAS, label });
-      for (const nft of [addresses.s1Citizen, addresses.s2Citizen, addresses.vault]) {
-        fromWallet(
-          nft,
-          encodeFunctionData({
-            abi: s1CitizenAbi,
-            functionName: "setApprovalForAll",
-            args: [addresses.staker, true],
-          }),
-          `approve staker on ${nft} for ${address}`,
-        );
-      }
-      for (const token of [addresses.bytes, addresses.lp]) {
-        fromWallet(
-          token,
-          encodeFunctionData({
-            abi: bytesTokenAbi,
-            functionName: "approve",
-            args: [addresses.staker, 2n ** 255n],
-          }),
-          `approve staker on ${token} for ${address}`,
-        );
+      for (const approval of approvalTransactions(addresses, address)) {
+        setup.push({ ...approval, gas: SETUP_GAS });
       }
     }
     const classRows = [...hands.map((id) => ({ id, name: HAND_CLASS })), ...classes];
@@ -345,14 +329,6 @@ export class Scenario {
     this.builder.add({ from, to: this.deployment.addresses.staker, data, gas: STAKE_GAS, label });
   }
 
-  private stakeCall(assetType: AssetType, optionId: number, a: bigint, b = 0n, c = 0n) {
-    return encodeFunctionData({
-      abi: neoTokyoStakerAbi,
-      functionName: "stake",
-      args: [assetType, BigInt(optionId), a, b, c],
-    });
-  }
-
   private walletOf(address: Address): Wallet {
     const wallet = this.walletByAddress.get(address);
     if (!wallet) throw new Error(`${address} is not a scenario wallet`);
@@ -381,7 +357,7 @@ export class Scenario {
           ? random.pick([2n, 255n])
           : 0n;
     this.staker(
-      this.stakeCall(AssetType.S1_CITIZEN, optionId, id as bigint, stakedVault, handClaimant),
+      stakeCalldata(AssetType.S1_CITIZEN, optionId, id as bigint, stakedVault, handClaimant),
       citizen.owner,
       `stake S1 ${id}`,
     );
@@ -403,7 +379,7 @@ export class Scenario {
     const optionId = Number(this.random.weighted(TIMELOCK_WEIGHTS));
     const [duration] = TIMELOCK_OPTIONS[AssetType.S2_CITIZEN][optionId] ?? [0n];
     this.staker(
-      this.stakeCall(AssetType.S2_CITIZEN, optionId, citizen.id),
+      stakeCalldata(AssetType.S2_CITIZEN, optionId, citizen.id),
       citizen.owner,
       `stake S2 ${id}`,
     );
@@ -431,7 +407,7 @@ export class Scenario {
     const amount = this.depositAmount(cap - citizen.stake.bytes);
     if (amount === 0n) return false;
     this.staker(
-      this.stakeCall(AssetType.BYTES, 0, amount, id, BigInt(season)),
+      stakeCalldata(AssetType.BYTES, 0, amount, id, BigInt(season)),
       citizen.owner,
       `stake ${amount} BYTES wei into S${season} ${id}`,
     );
@@ -446,11 +422,7 @@ export class Scenario {
     const citizen = season === 1 ? this.s1.get(id) : this.s2.get(id);
     if (!citizen?.stake || citizen.stake.endTime > this.now) return false;
     this.staker(
-      encodeFunctionData({
-        abi: neoTokyoStakerAbi,
-        functionName: "withdraw",
-        args: [season === 1 ? AssetType.S1_CITIZEN : AssetType.S2_CITIZEN, id],
-      }),
+      withdrawCalldata(citizenAssetType(season), id),
       citizen.owner,
       `withdraw S${season} ${id}`,
     );
@@ -509,7 +481,7 @@ export class Scenario {
     const [duration] = TIMELOCK_OPTIONS[AssetType.LP][optionId] ?? [0n];
     const amount = this.random.bigintUpTo(50n * BYTES_UNIT);
     this.staker(
-      this.stakeCall(AssetType.LP, optionId, amount),
+      stakeCalldata(AssetType.LP, optionId, amount),
       wallet.address,
       `stake ${amount} LP`,
     );
@@ -523,15 +495,7 @@ export class Scenario {
     const amount = this.random.chance(0.5)
       ? wallet.lp.amount
       : this.random.bigintUpTo(wallet.lp.amount);
-    this.staker(
-      encodeFunctionData({
-        abi: neoTokyoStakerAbi,
-        functionName: "withdraw",
-        args: [AssetType.LP, amount],
-      }),
-      wallet.address,
-      `withdraw ${amount} LP`,
-    );
+    this.staker(withdrawCalldata(AssetType.LP, amount), wallet.address, `withdraw ${amount} LP`);
     wallet.lp.amount -= amount;
     return true;
   }

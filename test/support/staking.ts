@@ -4,15 +4,16 @@
  * to eth_sendTransaction or into anvil_reorg's replacement blocks alike.
  */
 import { type Address, encodeFunctionData, type Hex, numberToHex, parseEther } from "viem";
-import {
-  bytesTokenAbi,
-  neoTokyoStakerAbi,
-  s1CitizenAbi,
-  s2CitizenAbi,
-} from "../../contracts/generated/index.ts";
+import { bytesTokenAbi, s1CitizenAbi, s2CitizenAbi } from "../../contracts/generated/index.ts";
 import type { DevnetClient } from "../../devnet/client.ts";
 import type { DevnetDeployment } from "../../devnet/deploy.ts";
 import { AssetType, citizenRewardRate } from "../../devnet/settings.ts";
+import {
+  approvalTransactions,
+  citizenAssetType,
+  stakeCalldata,
+  withdrawCalldata,
+} from "../../devnet/staking-calls.ts";
 
 export type TransactionJson = { from: Address; to: Address; data: Hex; gas: Hex };
 
@@ -57,26 +58,7 @@ export function stakingActions(client: DevnetClient, deployment: DevnetDeploymen
             args: [address, parseEther("100000")],
           }),
         ),
-        ...[addresses.s1Citizen, addresses.s2Citizen, addresses.vault].map((nft) =>
-          tx(
-            address,
-            nft,
-            encodeFunctionData({
-              abi: s1CitizenAbi,
-              functionName: "setApprovalForAll",
-              args: [addresses.staker, true],
-            }),
-          ),
-        ),
-        tx(
-          address,
-          addresses.bytes,
-          encodeFunctionData({
-            abi: bytesTokenAbi,
-            functionName: "approve",
-            args: [addresses.staker, 2n ** 255n],
-          }),
-        ),
+        ...approvalTransactions(addresses, address).map(({ from, to, data }) => tx(from, to, data)),
       ]);
       return address;
     },
@@ -106,40 +88,19 @@ export function stakingActions(client: DevnetClient, deployment: DevnetDeploymen
     },
 
     stake(owner: Address, season: 1 | 2, id: bigint, optionId = 0) {
-      const assetType = season === 1 ? AssetType.S1_CITIZEN : AssetType.S2_CITIZEN;
-      return tx(
-        owner,
-        addresses.staker,
-        encodeFunctionData({
-          abi: neoTokyoStakerAbi,
-          functionName: "stake",
-          args: [assetType, BigInt(optionId), id, 0n, 0n],
-        }),
-      );
+      return tx(owner, addresses.staker, stakeCalldata(citizenAssetType(season), optionId, id));
     },
 
     stakeBytes(owner: Address, season: 1 | 2, id: bigint, amount: bigint) {
       return tx(
         owner,
         addresses.staker,
-        encodeFunctionData({
-          abi: neoTokyoStakerAbi,
-          functionName: "stake",
-          args: [AssetType.BYTES, 0n, amount, id, BigInt(season)],
-        }),
+        stakeCalldata(AssetType.BYTES, 0, amount, id, BigInt(season)),
       );
     },
 
     withdraw(owner: Address, season: 1 | 2, id: bigint) {
-      return tx(
-        owner,
-        addresses.staker,
-        encodeFunctionData({
-          abi: neoTokyoStakerAbi,
-          functionName: "withdraw",
-          args: [season === 1 ? AssetType.S1_CITIZEN : AssetType.S2_CITIZEN, id],
-        }),
-      );
+      return tx(owner, addresses.staker, withdrawCalldata(citizenAssetType(season), id));
     },
 
     /** anvil_reorg: replaces the last `depth` blocks; each transaction goes into the block at its offset. */
