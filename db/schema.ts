@@ -32,6 +32,18 @@ const isHash = (column: string) => sql.raw(`${column} ~ '^0x[0-9a-f]{64}$'`);
 export const stakerEventName = pgEnum("staker_event_name", ["Stake", "Withdraw", "Claim"]);
 /** The staker's AssetType enum, told apart by the event's asset address. */
 export const assetType = pgEnum("asset_type", ["s1_citizen", "s2_citizen", "bytes", "lp"]);
+/**
+ * Where an S1 stake's Hand flag was learned. It lives only in the stake call's fifth word
+ * (STAKER-FACTS §7): `points` when only one reading fits the stored points, `calldata` from a
+ * direct call, `trace` from the inner call of a contract wallet, `inferred` when both readings
+ * fit and the node has no trace API (then no claim is assumed).
+ */
+export const handClaimSource = pgEnum("hand_claim_source", [
+  "points",
+  "calldata",
+  "trace",
+  "inferred",
+]);
 
 /** Every Stake, Withdraw and Claim log of the staker: the truth the state is projected from. */
 export const stakerEvents = pgTable(
@@ -88,6 +100,7 @@ export const citizenStakes = pgTable(
     /** S1 only: the vault multiplier the stake applied ("?" for a Hand claim, 100 with no vault). */
     vaultMultiplier: uint256("vault_multiplier"),
     handClaim: boolean("hand_claim"),
+    handClaimSource: handClaimSource("hand_claim_source"),
     stakedVaultId: uint256("staked_vault_id"),
     hasVault: boolean("has_vault"),
     /** The stake's points before any BYTES bonus. */
@@ -192,6 +205,41 @@ export const indexedRanges = pgTable("indexed_ranges", {
   toBlock: blockNumber("to_block").notNull(),
 });
 
+/**
+ * Reads that failed on data rather than on the node: a citizen's tokenURI that reverts or does not
+ * hold readable metadata. The citizen is indexed with the API's fallback name; an operator can
+ * list these and read them again later.
+ */
+export const readFailures = pgTable(
+  "read_failures",
+  {
+    season: smallint("season").notNull(),
+    citizenId: uint256("citizen_id").notNull(),
+    /** The view that failed, e.g. tokenURI. */
+    read: text("read").notNull(),
+    reason: text("reason").notNull(),
+    blockNumber: blockNumber("block_number").notNull(),
+    recordedAt: timestamp("recorded_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.season, t.citizenId, t.read] })],
+);
+
+/**
+ * How each long-running indexer role is doing, written by the role itself: `status` and the
+ * API's /readyz read it, so a follower that keeps failing is visible from any host.
+ */
+export const indexerHealth = pgTable("indexer_health", {
+  /** follow (the head follower) or chunks (chunk jobs). */
+  component: text("component").primaryKey(),
+  okAt: timestamp("ok_at", { withTimezone: true }),
+  /** Set on the first failure after a success, cleared by the next success. */
+  failingSince: timestamp("failing_since", { withTimezone: true }),
+  lastError: text("last_error"),
+  lastErrorAt: timestamp("last_error_at", { withTimezone: true }),
+  /** The last error cannot heal by retrying (an operator must act). */
+  fatal: boolean("fatal").notNull().default(false),
+});
+
 /** Bearer tokens of the read API: only a SHA-256 of each token is kept. */
 export const apiTokens = pgTable("api_tokens", {
   id: serial("id").primaryKey(),
@@ -205,3 +253,4 @@ export type StakerEventRow = typeof stakerEvents.$inferInsert;
 export type CitizenStakeRow = typeof citizenStakes.$inferInsert;
 export type CitizenRow = typeof citizens.$inferInsert;
 export type StakedCitizen = typeof stakedCitizens.$inferSelect;
+export type ReadFailureRow = typeof readFailures.$inferInsert;
