@@ -23,7 +23,16 @@ type CompilerOutput = {
   sources?: Record<string, { ast: { nodes: AstNode[] } }>;
   contracts?: Record<
     string,
-    Record<string, { abi: unknown[]; evm: { bytecode: { object: string } } }>
+    Record<
+      string,
+      {
+        abi: unknown[];
+        evm: {
+          bytecode: { object: string };
+          deployedBytecode: { object: string; immutableReferences: Record<string, unknown> };
+        };
+      }
+    >
   >;
 };
 type AstNode = { nodeType: string; name?: string; contractKind?: string; abstract?: boolean };
@@ -55,7 +64,17 @@ function compile(): CompilerOutput {
       optimizer: { enabled: true, runs: 200 },
       // Without the CBOR metadata trailer, editing a comment does not change the bytecode.
       metadata: { appendCBOR: false },
-      outputSelection: { "*": { "": ["ast"], "*": ["abi", "evm.bytecode.object"] } },
+      outputSelection: {
+        "*": {
+          "": ["ast"],
+          "*": [
+            "abi",
+            "evm.bytecode.object",
+            "evm.deployedBytecode.object",
+            "evm.deployedBytecode.immutableReferences",
+          ],
+        },
+      },
     },
   };
   const output = JSON.parse(
@@ -117,11 +136,20 @@ export function buildGeneratedFiles(): Map<string, string> {
     if (!artifact)
       throw new SolidityCompileError(`solc produced no artifact for ${source}:${name}`);
     const base = camelName(name);
+    const { bytecode, deployedBytecode } = artifact.evm;
+    // Runtime code lets a test install a contract at an address it does not own (anvil_setCode).
+    // With immutables the runtime code is only known once the constructor has run, so those
+    // contracts get none: deploy them and read eth_getCode instead.
+    const runtime =
+      Object.keys(deployedBytecode.immutableReferences).length === 0
+        ? `\nexport const ${base}DeployedBytecode = "0x${deployedBytecode.object}" as const;\n`
+        : "";
     files.set(
       `${name}.ts`,
       `${header}// Source: contracts/src/${source}\n\n` +
         `export const ${base}Abi = ${JSON.stringify(sortKeys(artifact.abi), null, 2)} as const;\n\n` +
-        `export const ${base}Bytecode = "0x${artifact.evm.bytecode.object}" as const;\n`,
+        `export const ${base}Bytecode = "0x${bytecode.object}" as const;\n` +
+        runtime,
     );
   }
   files.set(

@@ -15,6 +15,8 @@ contract S2Citizen is ERC721, Ownable {
     }
 
     mapping(uint256 => Components) private _components;
+    /// CitizenMetadata's fault per citizen; 0 (the default) is normal metadata.
+    mapping(uint256 => uint8) private _metadataFaults;
 
     constructor() ERC721("Neo Tokyo Outer Citizen", "NTOCTZN") Ownable(msg.sender) {}
 
@@ -38,8 +40,16 @@ contract S2Citizen is ERC721, Ownable {
         return _components[_citizenId].landDeedId;
     }
 
+    /// Test switch: makes this citizen's tokenURI break in one of CitizenMetadata's ways.
+    function setMetadataFault(uint256 _citizenId, uint8 _fault) external onlyOwner {
+        CitizenMetadata.checkFault(_fault);
+        _metadataFaults[_citizenId] = _fault;
+    }
+
     function tokenURI(uint256 _citizenId) public view override returns (string memory) {
         _requireOwned(_citizenId);
+        uint8 fault = _metadataFaults[_citizenId];
+        if (fault != CitizenMetadata.NORMAL) return CitizenMetadata.faultyUri(fault, _citizenId);
         Components storage components = _components[_citizenId];
         string memory id = Strings.toString(_citizenId);
         string memory attributes = string.concat(
