@@ -1,15 +1,12 @@
-import {
-  BaseError,
-  ContractFunctionRevertedError,
-  type PublicClient,
-  RawContractError,
-} from "viem";
+import type { PublicClient } from "viem";
 import type { CitizenRow } from "../../db/schema.ts";
 import type { Season } from "../project/event-rows.ts";
 import { parseTokenMetadata } from "../project/metadata.ts";
+import { ReadReverted } from "./call-failure.ts";
 import type { StakerContracts } from "./contracts.ts";
 import { identityAbi, s1CitizenAbi, s2CitizenAbi } from "./token-abis.ts";
 import { readUnbatched } from "./unbatched-read.ts";
+import { readView } from "./view-read.ts";
 
 export interface CitizenKey {
   season: Season;
@@ -51,7 +48,7 @@ async function readS1Citizen(
       | "getLandDeedIdOfTokenId"
       | "getRewardRateOfTokenId",
   ) =>
-    client.readContract({
+    readView(client, {
       address: contracts.s1Citizen,
       abi: s1CitizenAbi,
       functionName,
@@ -67,7 +64,7 @@ async function readS1Citizen(
       read("getRewardRateOfTokenId"),
       readTokenUri(client, contracts.s1Citizen, citizenId, blockNumber),
     ]);
-  const identityClass = await client.readContract({
+  const identityClass = await readView(client, {
     address: contracts.identity,
     abi: identityAbi,
     functionName: "getClass",
@@ -99,7 +96,7 @@ async function readS2Citizen(
   const read = (
     functionName: "getIdentityIdOfTokenId" | "getItemCacheIdOfTokenId" | "getLandDeedIdOfTokenId",
   ) =>
-    client.readContract({
+    readView(client, {
       address: contracts.s2Citizen,
       abi: s2CitizenAbi,
       functionName,
@@ -132,18 +129,7 @@ async function readTokenUri(
       blockNumber,
     });
   } catch (error) {
-    if (isRevert(error)) return undefined;
+    if (error instanceof ReadReverted) return undefined;
     throw error;
   }
-}
-
-/** A call the contract refused, as opposed to a node or network failure that a retry may fix. */
-export function isRevert(error: unknown): boolean {
-  return (
-    error instanceof BaseError &&
-    error.walk(
-      (cause) =>
-        cause instanceof ContractFunctionRevertedError || cause instanceof RawContractError,
-    ) !== null
-  );
 }

@@ -4,6 +4,7 @@ import type { StakeReads } from "../project/stake-facts.ts";
 import type { StakerContracts } from "./contracts.ts";
 import { stakerAbi } from "./staker-abi.ts";
 import { vaultAbi } from "./token-abis.ts";
+import { readView } from "./view-read.ts";
 
 export interface StakeAtBlock {
   season: Season;
@@ -37,7 +38,7 @@ async function readS2Stake(
   contracts: StakerContracts,
   stake: StakeAtBlock,
 ): Promise<StakeReads> {
-  const [, timelockEndTime, points] = await client.readContract({
+  const [, timelockEndTime, points] = await readView(client, {
     address: contracts.staker,
     abi: stakerAbi,
     functionName: "stakedS2",
@@ -56,30 +57,30 @@ async function readS1Stake(
   const componentVaultId = stake.componentVaultId ?? 0n;
   const [[, timelockEndTime, points, stakedVaultId, hasVault], creditYield, handMultiplier] =
     await Promise.all([
-      client.readContract({
+      readView(client, {
         ...at,
         functionName: "stakedS1",
         args: [stake.staker, stake.citizenId],
       }),
-      client.readContract({
+      readView(client, {
         ...at,
         functionName: "getCreditYield",
         args: [stake.citizenId, componentVaultId],
       }),
-      client.readContract({ ...at, functionName: "vaultCreditMultiplier", args: ["?"] }),
+      readView(client, { ...at, functionName: "vaultCreditMultiplier", args: ["?"] }),
     ]);
   const vaultId = componentVaultId !== 0n ? componentVaultId : stakedVaultId;
   const [identityPoints, configuredVaultMultiplier, vaultCreditMultiplier] = await Promise.all([
-    client.readContract({ ...at, functionName: "identityCreditPoints", args: [creditYield] }),
+    readView(client, { ...at, functionName: "identityCreditPoints", args: [creditYield] }),
     vaultId !== 0n
-      ? client.readContract({
+      ? readView(client, {
           ...at,
           functionName: "getConfiguredVaultMultiplier",
           args: [vaultId],
         })
       : undefined,
     vaultId !== 0n
-      ? client.readContract({
+      ? readView(client, {
           address: contracts.vault,
           abi: vaultAbi,
           functionName: "getCreditMultiplier",

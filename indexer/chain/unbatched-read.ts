@@ -8,12 +8,13 @@ import {
   encodeFunctionData,
   type PublicClient,
 } from "viem";
+import { readError } from "./call-failure.ts";
 
 /**
  * A view call kept out of viem's multicall batching (it still shares the JSON-RPC batch). The
  * deployless multicall returns its results as created code, capped at 24,576 bytes (EIP-170), so
- * views with large results (token URIs, whole staker positions) go one eth_call each. A revert
- * surfaces as viem's CallExecutionError wrapping a RawContractError.
+ * views with large results (token URIs, whole staker positions) go one eth_call each. A contract
+ * that refuses (or answers nothing decodable) throws ReadReverted naming the call.
  */
 export async function readUnbatched<
   const abi extends Abi,
@@ -34,16 +35,21 @@ export async function readUnbatched<
     functionName: request.functionName,
     args: request.args,
   } as never);
-  const { data } = await client.call({
-    to: request.address,
-    data: calldata,
-    blockNumber: request.blockNumber,
-    batch: false,
-  });
-  return decodeFunctionResult({
-    abi: request.abi,
-    functionName: request.functionName,
-    args: request.args,
-    data: data ?? "0x",
-  } as never) as DecodeFunctionResultReturnType<abi, functionName, args>;
+  try {
+    const { data } = await client.call({
+      to: request.address,
+      data: calldata,
+      blockNumber: request.blockNumber,
+      batch: false,
+    });
+    return decodeFunctionResult({
+      abi: request.abi,
+      functionName: request.functionName,
+      args: request.args,
+      data: data ?? "0x",
+    } as never) as DecodeFunctionResultReturnType<abi, functionName, args>;
+  } catch (error) {
+    // viem types a function's args as `unknown` until the ABI narrows it; they are a tuple.
+    throw readError(error, { ...request, args: request.args as readonly unknown[] });
+  }
 }

@@ -1,12 +1,16 @@
 /**
  * An HTTP proxy in front of a JSON-RPC node that misbehaves on a share of requests the way real
  * providers do: 5xx errors, 429 with Retry-After, responses that never come in time, and bodies
- * cut off halfway. Seeded, so a failing run can be replayed.
+ * cut off halfway. Seeded, so a failing run can be replayed. It can also answer chosen methods with
+ * a JSON-RPC error of its own, as a node without that API (or a provider's) would.
  */
 import { SeededRandom } from "../../devnet/random.ts";
 
 const FAULTS = ["error", "rate-limit", "timeout", "truncated"] as const;
 export type Fault = (typeof FAULTS)[number];
+
+/** A JSON-RPC error object, as a node puts it in its answer. */
+export type RpcErrorAnswer = { code: number; message: string; data?: string };
 
 export function startRpcFaultProxy(options: {
   upstream: string;
@@ -16,11 +20,14 @@ export function startRpcFaultProxy(options: {
   holdMs: number;
   /** Refuse eth_getLogs over more blocks than this, as providers that cap the range do. */
   maxLogSpan?: number;
+  /** Methods answered with this error instead of being forwarded. */
+  refuseMethods?: Record<string, RpcErrorAnswer>;
   seed?: string;
 }) {
   const random = new SeededRandom(options.seed ?? "faults");
-  const counts: Record<Fault | "passed" | "refusedLogRanges", number> = {
+  const counts: Record<Fault | "passed" | "refusedLogRanges" | "refusedMethods", number> = {
     refusedLogRanges: 0,
+    refusedMethods: 0,
     error: 0,
     "rate-limit": 0,
     timeout: 0,
@@ -28,6 +35,7 @@ export function startRpcFaultProxy(options: {
     passed: 0,
   };
   let faultRate = options.faultRate;
+  let refusedMethods = options.refuseMethods ?? {};
   let faultsServed = 0;
 
   const send = (body: string) =>
@@ -47,23 +55,30 @@ export function startRpcFaultProxy(options: {
     if (call.method !== "eth_getLogs" || options.maxLogSpan === undefined || !filter) return false;
     return Number(filter.toBlock) - Number(filter.fromBlock) + 1 > options.maxLogSpan;
   };
-  const refusal = (call: RpcCall) => ({
-    jsonrpc: "2.0",
-    id: call.id,
-    error: { code: -32005, message: `query exceeds max block range ${options.maxLogSpan}` },
-  });
-  /** Forwards the calls the capped range allows and answers the rest with the provider's error. */
+  const refusal = (call: RpcCall): RpcErrorAnswer | undefined => {
+    if (tooWide(call)) {
+      counts.refusedLogRanges++;
+      return { code: -32005, message: `query exceeds max block range ${options.maxLogSpan}` };
+    }
+    const refused = refusedMethods[call.method];
+    if (refused) counts.refusedMethods++;
+    return refused;
+  };
+  /** Forwards the calls nothing refuses and answers the rest with the configured error. */
   const forward = async (body: string) => {
     const parsed = JSON.parse(body) as RpcCall | RpcCall[];
     const calls = Array.isArray(parsed) ? parsed : [parsed];
-    if (!calls.some(tooWide)) return send(body);
-    counts.refusedLogRanges++;
-    const allowed = calls.filter((call) => !tooWide(call));
+    const refusals = new Map(calls.map((call) => [call, refusal(call)]));
+    if (![...refusals.values()].some(Boolean)) return send(body);
+    const allowed = calls.filter((call) => !refusals.get(call));
     const answers = allowed.length
       ? ([JSON.parse(await send(JSON.stringify(allowed)))].flat() as { id: number }[])
       : [];
     const byId = new Map(answers.map((answer) => [answer.id, answer]));
-    const merged = calls.map((call) => (tooWide(call) ? refusal(call) : byId.get(call.id)));
+    const merged = calls.map((call) => {
+      const error = refusals.get(call);
+      return error ? { jsonrpc: "2.0", id: call.id, error } : byId.get(call.id);
+    });
     return JSON.stringify(Array.isArray(parsed) ? merged : merged[0]);
   };
 
@@ -110,6 +125,9 @@ export function startRpcFaultProxy(options: {
     counts,
     setFaultRate(rate: number) {
       faultRate = rate;
+    },
+    setRefusedMethods(refusals: Record<string, RpcErrorAnswer>) {
+      refusedMethods = refusals;
     },
     stop: () => server.stop(true),
   };
