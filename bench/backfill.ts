@@ -15,7 +15,7 @@ import postgres from "postgres";
 import { type Address, encodeFunctionData, getAbiItem, toEventSelector } from "viem";
 import { stakerAbi } from "../indexer/chain/staker-abi.ts";
 import { createIndexer } from "../indexer/indexer.ts";
-import { fetchChunk } from "../indexer/jobs/index-range.ts";
+import { fetchRange } from "../indexer/jobs/fetch-range.ts";
 import { createScratchDatabase } from "../test/support/database.ts";
 import { createScratchRedisPrefix } from "../test/support/redis.ts";
 import type { BenchAnvil } from "./support/anvil-process.ts";
@@ -194,6 +194,8 @@ async function measurePhases(scenario: CachedScenario, node: BenchAnvil, chunkSi
     confirmations: 0,
     followIntervalMs: 200,
     maxLogRange: 10_000,
+    // The cached chain never reorgs: chunk jobs may index right up to its head.
+    finalityDepth: 0,
   });
   try {
     await indexer.ensureCheckpoint(scenario.deployment.deployBlock);
@@ -203,9 +205,9 @@ async function measurePhases(scenario: CachedScenario, node: BenchAnvil, chunkSi
     const slowest: { from: string; events: number; fetchMs: number; writeMs: number }[] = [];
     for (const range of chunks(scenario.deployment.deployBlock, scenario.head, chunkSize)) {
       const begun = performance.now();
-      const chunk = await fetchChunk(indexer.deps, range);
+      const chunk = await fetchRange(indexer.deps, range);
       const fetched = performance.now();
-      await indexer.store.writeChunk(chunk);
+      await indexer.store.writeRange(chunk);
       const written = performance.now();
       fetchMs += fetched - begun;
       writeMs += written - fetched;
@@ -271,6 +273,8 @@ async function measureReal(
     confirmations: 0,
     followIntervalMs: 200,
     maxLogRange: 10_000,
+    // The cached chain never reorgs: chunk jobs may index right up to its head.
+    finalityDepth: 0,
   });
   const workers: Child[] = [];
   try {

@@ -15,7 +15,7 @@ export const NO_VAULT_CAP = 200n * BYTES_UNIT;
 /** Basis points of every claim minted to the treasury (3%). */
 export const DAO_TAX = 300n;
 
-export const HAND_CLASS = "Hand of Citadel";
+export { HAND_CLASS } from "../lib/vocabulary.ts";
 
 /** The value a Stake event carries: duration in the high 128 bits, multiplier in the low 128. */
 export function encodeTimelockOption(durationSeconds: bigint, multiplier: bigint): bigint {

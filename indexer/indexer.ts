@@ -1,12 +1,15 @@
 import { type Job, UnrecoverableError, Worker } from "bullmq";
 import type { Address } from "viem";
 import { createDatabase } from "../db/client.ts";
-import { CheckpointMismatch, createIndexerStore } from "../db/indexer-store.ts";
 import { errorSummary, logger } from "../lib/log.ts";
+import type { Season } from "../lib/vocabulary.ts";
+import { ReadReverted } from "./chain/call-failure.ts";
+import { readTokenUris } from "./chain/citizen-reads.ts";
 import { createChainClient } from "./chain/client.ts";
 import { discoverContracts } from "./chain/contracts.ts";
-import { LogRangeGovernor } from "./chain/logs.ts";
-import { followTick } from "./jobs/follow.ts";
+import { readChainTip } from "./chain/finality.ts";
+import { LogRangeGovernor, LogRangeTooLarge } from "./chain/logs.ts";
+import { ChunkJobsParked, followTick } from "./jobs/follow.ts";
 import { indexRange } from "./jobs/index-range.ts";
 import {
   type ChunkJobData,
@@ -16,7 +19,10 @@ import {
   QUEUE,
   redisConnection,
 } from "./jobs/queues.ts";
+import { requeueLostRanges } from "./jobs/reconcile.ts";
+import { metadataOf } from "./project/citizen-row.ts";
 import { ReorgTooDeep } from "./reorg/fork-point.ts";
+import { CheckpointMismatch, createIndexerStore, type IndexerRole } from "./store/index.ts";
 
 export interface IndexerOptions {
   rpcUrl: string;
@@ -29,6 +35,8 @@ export interface IndexerOptions {
   chunkSize: number;
   concurrency: number;
   confirmations: number;
+  /** Blocks below the head taken as final; absent means the node's `finalized` tag. */
+  finalityDepth?: number;
   followIntervalMs: number;
   maxLogRange: number;
   /** A killed worker's chunk returns to the queue about this long after it died. */
@@ -46,8 +54,24 @@ export class BackfillLeavesGap extends Error {
   override name = "BackfillLeavesGap";
 }
 
+/** A backfill asked for blocks above the finality boundary, which only the follower indexes. */
+export class RangeAboveFinality extends Error {
+  override name = "RangeAboveFinality";
+}
+
 /** Errors no retry can fix: the job fails at once and says why. */
-const FATAL = [CheckpointMismatch, ReorgTooDeep, ChainMismatch];
+const FATAL = [
+  CheckpointMismatch,
+  ReorgTooDeep,
+  ChainMismatch,
+  ReadReverted,
+  LogRangeTooLarge,
+  ChunkJobsParked,
+];
+const isFatal = (error: unknown) => FATAL.some((kind) => error instanceof kind);
+
+/** How often every process with workers looks for lost work (see requeueLostRanges). */
+const RECONCILE_INTERVAL_MS = 5_000;
 
 /**
  * Builds one indexer process: the chain client, the store, the queues, and (on `start`) the
@@ -56,6 +80,10 @@ const FATAL = [CheckpointMismatch, ReorgTooDeep, ChainMismatch];
 export async function createIndexer(options: IndexerOptions) {
   const log = logger("indexer");
   const client = createChainClient(options.rpcUrl, { timeoutMs: options.rpcTimeoutMs });
+  const logClient = createChainClient(options.rpcUrl, {
+    timeoutMs: options.rpcTimeoutMs,
+    jsonRpcBatch: false,
+  });
   const chainId = await client.getChainId();
   if (options.chainId !== undefined && options.chainId !== chainId) {
     throw new ChainMismatch(
@@ -68,21 +96,28 @@ export async function createIndexer(options: IndexerOptions) {
   const redis = redisConnection(options.redisUrl);
   const queues = createQueues(redis, options.queuePrefix);
   const governor = new LogRangeGovernor(options.maxLogRange);
-  const deps = { client, store, contracts, governor, queues, log };
+  const finalityDepth = options.finalityDepth;
+  const deps = { client, logClient, store, contracts, governor, queues, log, finalityDepth };
   const followSettings = {
     chunkSize: options.chunkSize,
     confirmations: options.confirmations,
     inlineBlocks: options.inlineBlocks ?? 64,
+    finalityDepth,
   };
   const workers: Worker[] = [];
-  let schedulerTimer: ReturnType<typeof setInterval> | undefined;
+  const timers: ReturnType<typeof setInterval>[] = [];
 
-  /** Fatal errors stop the job's retries; the rest retry with the job's backoff. */
-  const failFatal = (error: unknown) => {
-    if (FATAL.some((kind) => error instanceof kind)) {
-      throw new UnrecoverableError(errorSummary(error));
-    }
-    const retryable = new Error(errorSummary(error));
+  /**
+   * Records the failure where `status` and /readyz see it, then fails the job: fatal errors
+   * stop its retries, the rest retry with the job's backoff.
+   */
+  const fail = async (role: IndexerRole, error: unknown): Promise<never> => {
+    const summary = errorSummary(error);
+    await store
+      .recordHealth(role, { ok: false, error: summary, fatal: isFatal(error) })
+      .catch(() => {});
+    if (isFatal(error)) throw new UnrecoverableError(summary);
+    const retryable = new Error(summary);
     retryable.name = error instanceof Error ? error.name : "Error";
     throw retryable;
   };
@@ -93,6 +128,7 @@ export async function createIndexer(options: IndexerOptions) {
     const started = performance.now();
     try {
       const result = await indexRange(deps, { from, to, replace: job.data.replace });
+      await store.recordHealth("chunks", { ok: true });
       log.info(
         {
           job: job.id,
@@ -106,13 +142,21 @@ export async function createIndexer(options: IndexerOptions) {
       );
       return { events: result.events };
     } catch (error) {
-      return failFatal(error);
+      return fail("chunks", error);
     }
   }
+
+  /** The follower's last failure, logged once until it changes or the follower recovers. */
+  let followFailure: string | undefined;
 
   async function processFollow() {
     try {
       const result = await followTick(deps, followSettings);
+      await store.recordHealth("follow", { ok: true });
+      if (followFailure !== undefined) {
+        log.info({ after: followFailure }, "the follower recovered");
+        followFailure = undefined;
+      }
       if (result.action === "indexed" && result.events > 0) {
         log.info(
           { indexedBlock: result.indexedBlock.toString(), events: result.events },
@@ -121,7 +165,12 @@ export async function createIndexer(options: IndexerOptions) {
       }
       return { action: result.action };
     } catch (error) {
-      return failFatal(error);
+      const summary = errorSummary(error);
+      if (summary !== followFailure) {
+        followFailure = summary;
+        log.warn({ err: summary, fatal: isFatal(error) }, "the follower is failing");
+      }
+      return fail("follow", error);
     }
   }
 
@@ -148,25 +197,66 @@ export async function createIndexer(options: IndexerOptions) {
     ensureCheckpoint: (startBlock: bigint) =>
       store.ensureCheckpoint(contracts.staker, chainId, startBlock),
 
+    /** Head and finality boundary as this indexer sees them (FINALITY_DEPTH or the node's tag). */
+    chainTip: () => readChainTip(client, finalityDepth),
+
     /**
      * Queues chunk jobs for [from, to]: from defaults to just past the checkpoint (or
-     * `startBlock` on a fresh database), to to the head less the confirmations.
+     * `startBlock` on a fresh database), to to the finality boundary. Blocks above the boundary
+     * belong to the follower, which indexes them block by block.
      */
     async enqueueBackfill(range: { from?: bigint; to?: bigint; startBlock: bigint }) {
       const existing = await store.checkpoint();
       const from = range.from ?? (existing ? existing.indexedBlock + 1n : range.startBlock);
+      const { finalized } = await readChainTip(client, finalityDepth);
+      if (range.to !== undefined && range.to > finalized) {
+        throw new RangeAboveFinality(
+          `--to ${range.to} is above the finality boundary ${finalized}; blocks above it are indexed by \`follow\`, block by block`,
+        );
+      }
       const checkpoint = await store.ensureCheckpoint(contracts.staker, chainId, from);
       if (from > checkpoint.indexedBlock + 1n) {
         throw new BackfillLeavesGap(
           `--from ${from} would leave blocks ${checkpoint.indexedBlock + 1n}..${from - 1n} unindexed; start at or below ${checkpoint.indexedBlock + 1n}`,
         );
       }
-      const to = range.to ?? (await client.getBlockNumber()) - BigInt(options.confirmations);
+      const to = range.to ?? finalized;
       const chunks =
         to >= from ? await enqueueRange(queues.chunks, from, to, options.chunkSize) : 0;
       await store.raiseScheduled(to);
       return { from, to, chunks };
     },
+
+    /**
+     * Reads the metadata of every citizen with a recorded read failure again, at the head, and
+     * keeps what now reads (the served name and image change with it).
+     */
+    async retryReadFailures() {
+      const failures = await store.readFailures();
+      const head = await client.getBlockNumber();
+      const keys = failures.map((row) => ({
+        season: row.season as Season,
+        citizenId: row.citizenId,
+      }));
+      const readings = await readTokenUris(client, contracts, keys, head);
+      const updates = keys.map((key, i) => {
+        const metadata = metadataOf(readings[i]!);
+        return {
+          ...key,
+          name: metadata.name ?? null,
+          image: metadata.image ?? null,
+          ...(metadata.unreadable !== undefined && {
+            failure: { ...key, read: "tokenURI", reason: metadata.unreadable, blockNumber: head },
+          }),
+        };
+      });
+      await store.updateMetadata(updates);
+      const still = updates.filter((update) => update.failure).length;
+      return { fixed: updates.length - still, still };
+    },
+
+    /** Re-queues lost work once (what every worker process does every few seconds). */
+    reconcile: () => requeueLostRanges(deps, options.chunkSize),
 
     /** Runs chunk workers and, with `follow`, the head follower. */
     async start({ follow }: { follow: boolean }) {
@@ -180,13 +270,22 @@ export async function createIndexer(options: IndexerOptions) {
           stalledInterval: options.jobLockMs ?? 30_000,
         }),
       );
+      timers.push(
+        setInterval(() => {
+          requeueLostRanges(deps, options.chunkSize).catch((error) =>
+            log.warn({ err: errorSummary(error) }, "could not check for lost chunk jobs"),
+          );
+        }, RECONCILE_INTERVAL_MS),
+      );
       if (follow) {
         await ensureFollowScheduler();
-        schedulerTimer = setInterval(() => {
-          ensureFollowScheduler().catch((error) =>
-            log.warn({ err: errorSummary(error) }, "could not refresh the follow scheduler"),
-          );
-        }, 10_000);
+        timers.push(
+          setInterval(() => {
+            ensureFollowScheduler().catch((error) =>
+              log.warn({ err: errorSummary(error) }, "could not refresh the follow scheduler"),
+            );
+          }, 10_000),
+        );
         workers.push(
           new Worker(QUEUE.follow, processFollow, {
             connection,
@@ -196,16 +295,19 @@ export async function createIndexer(options: IndexerOptions) {
         );
       }
       for (const worker of workers) {
-        worker.on("failed", (job, error) =>
-          log.warn({ job: job?.id, queue: worker.name, err: error.message }, "job failed"),
-        );
+        // A failing follower fails every tick: processFollow logs each failure once instead.
+        if (worker.name === QUEUE.chunks) {
+          worker.on("failed", (job, error) =>
+            log.warn({ job: job?.id, queue: worker.name, err: error.message }, "job failed"),
+          );
+        }
         worker.on("error", (error) => log.error({ err: error.message }, "worker error"));
       }
     },
 
     /** Stops taking work, lets running jobs finish, and closes every connection. */
     async close() {
-      if (schedulerTimer) clearInterval(schedulerTimer);
+      for (const timer of timers.splice(0)) clearInterval(timer);
       await Promise.all(workers.map((worker) => worker.close()));
       await queues.close();
       redis.disconnect();

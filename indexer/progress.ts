@@ -1,6 +1,14 @@
 import { SingleBar } from "cli-progress";
 import type { Indexer } from "./indexer.ts";
 
+/** The backfill cannot finish: a chunk job failed with an error no retry fixes. */
+export class BackfillStalled extends Error {
+  override name = "BackfillStalled";
+}
+
+/** How often the progress loop asks whether the remaining work still exists. */
+const STALL_CHECK_MS = 2_000;
+
 /**
  * Shows a backfill's progress until the checkpoint reaches `to`: a live bar on a terminal,
  * a line every few seconds otherwise (CI logs, pipes).
@@ -17,6 +25,7 @@ export async function showProgress(indexer: Indexer, from: bigint, to: bigint) {
   });
   if (interactive) bar.start(total, 0, { events: 0, rate: 0, failed: 0 });
   let lastLine = 0;
+  let lastStallCheck = performance.now();
   for (;;) {
     const checkpoint = await indexer.store.checkpoint();
     const indexed = checkpoint?.indexedBlock ?? from - 1n;
@@ -35,6 +44,17 @@ export async function showProgress(indexer: Indexer, from: bigint, to: bigint) {
     if (done >= total) {
       if (interactive) bar.stop();
       return { events, seconds };
+    }
+    if (performance.now() - lastStallCheck > STALL_CHECK_MS) {
+      lastStallCheck = performance.now();
+      // Lost work is queued again here too; parked work would be waited on forever.
+      const { parked } = await indexer.reconcile();
+      if (parked.length > 0) {
+        if (interactive) bar.stop();
+        throw new BackfillStalled(
+          `chunk job ${parked[0]!.id} failed for good (${parked[0]!.reason}); the checkpoint stays at ${indexed}`,
+        );
+      }
     }
     await Bun.sleep(250);
   }

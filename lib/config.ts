@@ -29,6 +29,15 @@ function integer(name: string, fallback: number, min = 0): number {
   return Number(raw);
 }
 
+function optionalInteger(name: string, min: number, max: number): number | undefined {
+  const raw = optionalText(name);
+  if (raw === undefined) return undefined;
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
 function optionalBlock(name: string): bigint | undefined {
   const raw = optionalText(name);
   if (raw === undefined) return undefined;
@@ -79,6 +88,12 @@ function load() {
       chunkSize: integer("CHUNK_SIZE", 2_000, 1),
       concurrency: integer("CONCURRENCY", 4, 1),
       confirmations: integer("CONFIRMATIONS", 0),
+      /**
+       * Blocks below the head taken as final. Unset: the node's `finalized` block (head - 64
+       * on a node without one). Chunk jobs index up to it; the follower goes block by block
+       * above it, and a reorg replacing a block at or below it stops the indexer.
+       */
+      finalityDepth: optionalInteger("FINALITY_DEPTH", 0, 200),
       followIntervalMs: integer("FOLLOW_INTERVAL_MS", 200, 10),
       /** Largest log query sent to the node; shrinks and grows with the provider's answers. */
       maxLogRange: integer("MAX_LOG_RANGE", 10_000, 1),

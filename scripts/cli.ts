@@ -6,9 +6,15 @@ import { ensureDatabase, runMigrations } from "../db/migrate.ts";
 import { createToken, listTokens, revokeToken } from "../db/tokens.ts";
 import { startBoard } from "../indexer/board.ts";
 import { resolveChainSettings } from "../indexer/chain-settings.ts";
-import { BackfillLeavesGap, createIndexer, type Indexer } from "../indexer/indexer.ts";
+import {
+  BackfillLeavesGap,
+  createIndexer,
+  type Indexer,
+  RangeAboveFinality,
+} from "../indexer/indexer.ts";
 import { createQueues, enqueueRange, redisConnection } from "../indexer/jobs/queues.ts";
-import { showProgress } from "../indexer/progress.ts";
+import { isParked } from "../indexer/jobs/reconcile.ts";
+import { BackfillStalled, showProgress } from "../indexer/progress.ts";
 import { citizenStakers, verifyAgainstChain } from "../indexer/verify.ts";
 import { ConfigError, config } from "../lib/config.ts";
 import { logger } from "../lib/log.ts";
@@ -160,25 +166,114 @@ program
 
 program
   .command("status")
-  .description("head, indexed block, lag, queue depths and failed jobs")
+  .description(
+    "head, finality boundary, indexed block, lag, queues, failures and recorded read failures",
+  )
   .action(async () => {
     const indexer = await openIndexer();
-    const [head, checkpoint, counts, failed] = await Promise.all([
-      indexer.client.getBlockNumber(),
-      indexer.store.checkpoint(),
-      indexer.queues.chunks.getJobCounts("waiting", "active", "delayed", "failed"),
-      indexer.queues.chunks.getFailed(0, 9),
-    ]);
+    const [tip, checkpoint, chunks, follows, parked, lastFollowFailures, health, counts] =
+      await Promise.all([
+        indexer.chainTip(),
+        indexer.store.checkpoint(),
+        indexer.queues.chunks.getJobCounts("waiting", "active", "delayed", "failed"),
+        indexer.queues.follow.getJobCounts("active", "failed"),
+        indexer.queues.chunks.getFailed(0, 9),
+        indexer.queues.follow.getFailed(0, 0),
+        indexer.store.health(),
+        indexer.store.counts(),
+      ]);
     const indexed = checkpoint?.indexedBlock;
-    console.log(`staker          ${indexer.contracts.staker} (chain ${indexer.chainId})`);
-    console.log(`head            ${head}`);
-    console.log(`indexed block   ${indexed ?? "none yet"}`);
-    console.log(`lag             ${indexed === undefined ? "-" : `${head - indexed} blocks`}`);
-    console.log(`scheduled to    ${checkpoint?.scheduledBlock ?? "-"}`);
-    console.log(
-      `chunk jobs      waiting ${counts.waiting}, active ${counts.active}, delayed ${counts.delayed}, failed ${counts.failed}`,
+    const finality =
+      config.indexer.finalityDepth === undefined
+        ? "the node's finalized tag"
+        : `FINALITY_DEPTH ${config.indexer.finalityDepth}`;
+    const line = (label: string, value: string) => console.log(`${label.padEnd(18)}${value}`);
+    line("staker", `${indexer.contracts.staker} (chain ${indexer.chainId})`);
+    line("queue prefix", config.queuePrefix);
+    line("head", tip.head.toString());
+    line("finalized", `${tip.finalized} (${finality}; chunk jobs index up to it)`);
+    line("indexed block", indexed?.toString() ?? "none yet");
+    line("lag", indexed === undefined ? "-" : `${tip.head - indexed} blocks`);
+    line("scheduled to", checkpoint?.scheduledBlock.toString() ?? "-");
+    line(
+      "chunk jobs",
+      `waiting ${chunks.waiting}, active ${chunks.active}, delayed ${chunks.delayed}, failed ${chunks.failed}`,
     );
-    for (const job of failed) console.log(`  failed ${job.id}: ${job.failedReason}`);
+    for (const job of parked) {
+      const kind = isParked(job) ? "parked (fails for good)" : "failed (will be re-queued)";
+      console.log(`  ${job.id} ${kind}: ${job.failedReason}`);
+    }
+    line("follow jobs", `active ${follows.active}, failed ${follows.failed}`);
+    const lastFollowFailure = lastFollowFailures[0];
+    if (lastFollowFailure) {
+      const at = new Date(lastFollowFailure.finishedOn ?? lastFollowFailure.timestamp);
+      console.log(`  last failure ${at.toISOString()}: ${lastFollowFailure.failedReason}`);
+    }
+    for (const role of ["follow", "chunks"] as const) {
+      const row = health.find((each) => each.component === role);
+      const label = role === "follow" ? "follower" : "chunk workers";
+      if (!row) line(label, "no report yet");
+      else if (row.failingSince) {
+        line(
+          label,
+          `FAILING since ${row.failingSince.toISOString()}${row.fatal ? " (needs an operator)" : ""}: ${row.lastError}`,
+        );
+      } else {
+        const last = row.lastError
+          ? `; last error ${row.lastErrorAt?.toISOString()}: ${row.lastError}`
+          : "";
+        line(label, `ok at ${row.okAt?.toISOString()}${last}`);
+      }
+    }
+    line(
+      "read failures",
+      `${counts.readFailures} citizens with unreadable metadata (list: read-failures)`,
+    );
+    line(
+      "hand flags",
+      `${counts.inferredHandClaims} inferred (contract-wallet stakes; the node has no trace API)`,
+    );
+    await indexer.close();
+  });
+
+program
+  .command("rollback")
+  .description(
+    "forget everything indexed above a block, so it is indexed again from the chain (after ReorgTooDeep)",
+  )
+  .requiredOption("--to <block>", "the last block to keep", blockNumber)
+  .action(async (options: { to: bigint }) => {
+    const indexer = await openIndexer();
+    const checkpoint = await indexer.store.checkpoint();
+    if (!checkpoint || options.to > checkpoint.indexedBlock) {
+      throw new ConfigError(
+        `--to ${options.to} is above the indexed block (${checkpoint?.indexedBlock ?? "none yet"}): nothing to roll back`,
+      );
+    }
+    const { removedEvents } = await indexer.store.rollbackTo(options.to);
+    console.log(
+      `rolled back to block ${options.to}: ${removedEvents} events removed; \`follow\` indexes from ${options.to + 1n}`,
+    );
+    await indexer.close();
+  });
+
+program
+  .command("read-failures")
+  .description("citizens whose metadata could not be read (served with the fallback name)")
+  .option("--retry", "read their metadata again at the head and keep what now reads")
+  .action(async (options: { retry?: boolean }) => {
+    const indexer = await openIndexer();
+    if (options.retry) {
+      const { fixed, still } = await indexer.retryReadFailures();
+      console.log(`read again: ${fixed} fixed, ${still} still failing`);
+    }
+    const rows = await indexer.store.readFailures();
+    for (const row of rows) {
+      console.log(
+        `s${row.season} #${row.citizenId}\t${row.read}\tblock ${row.blockNumber}\t${row.reason}`,
+      );
+    }
+    if (rows.length === 0) console.error("no recorded read failures");
     await indexer.close();
   });
 
@@ -308,7 +403,15 @@ token
   });
 
 program.parseAsync().catch((error: unknown) => {
-  if (error instanceof ConfigError || error instanceof BackfillLeavesGap) {
+  if (error instanceof BackfillStalled) {
+    console.error(`error: ${error.message}`);
+    process.exit(1);
+  }
+  if (
+    error instanceof ConfigError ||
+    error instanceof BackfillLeavesGap ||
+    error instanceof RangeAboveFinality
+  ) {
     console.error(`error: ${error.message}`);
     process.exit(2);
   }

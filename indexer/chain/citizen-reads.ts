@@ -1,7 +1,5 @@
-import type { PublicClient } from "viem";
-import type { CitizenRow } from "../../db/schema.ts";
-import type { Season } from "../project/event-rows.ts";
-import { parseTokenMetadata } from "../project/metadata.ts";
+import type { Address, PublicClient } from "viem";
+import type { Season } from "../../lib/vocabulary.ts";
 import { ReadReverted } from "./call-failure.ts";
 import type { StakerContracts } from "./contracts.ts";
 import { identityAbi, s1CitizenAbi, s2CitizenAbi } from "./token-abis.ts";
@@ -13,18 +11,34 @@ export interface CitizenKey {
   citizenId: bigint;
 }
 
-export const HAND_OF_CITADEL = "Hand of Citadel";
+/** A citizen's tokenURI, or why the contract refused it (metadata is optional: data, not a fault). */
+export type TokenUriReading = { uri: string } | { reverted: string };
+
+/** What the citizen contracts say of one citizen, raw. */
+export interface CitizenReading {
+  season: Season;
+  citizenId: bigint;
+  identityId: bigint;
+  itemCacheId: bigint;
+  landDeedId: bigint;
+  /** S1 only: 0 when the citizen has no component vault. */
+  componentVaultId?: bigint;
+  rewardRate?: bigint;
+  identityClass?: string;
+  tokenUri: TokenUriReading;
+}
 
 /**
  * The components of each citizen, read at `blockNumber`. The calls are issued together so
- * viem folds those of one block into a single multicall.
+ * viem folds those of one block into a single multicall. A component getter that reverts throws
+ * ReadReverted (the points or the record depend on it); a tokenURI that reverts is recorded.
  */
 export async function readCitizens(
   client: PublicClient,
   contracts: StakerContracts,
   keys: readonly CitizenKey[],
   blockNumber: bigint,
-): Promise<CitizenRow[]> {
+): Promise<CitizenReading[]> {
   return Promise.all(
     keys.map((key) =>
       key.season === 1
@@ -39,7 +53,7 @@ async function readS1Citizen(
   contracts: StakerContracts,
   citizenId: bigint,
   blockNumber: bigint,
-): Promise<CitizenRow> {
+): Promise<CitizenReading> {
   const read = (
     functionName:
       | "getIdentityIdOfTokenId"
@@ -55,7 +69,7 @@ async function readS1Citizen(
       args: [citizenId],
       blockNumber,
     });
-  const [identityId, componentVaultId, itemCacheId, landDeedId, rewardRate, uri] =
+  const [identityId, componentVaultId, itemCacheId, landDeedId, rewardRate, tokenUri] =
     await Promise.all([
       read("getIdentityIdOfTokenId"),
       read("getVaultIdOfTokenId"),
@@ -71,7 +85,6 @@ async function readS1Citizen(
     args: [identityId],
     blockNumber,
   });
-  const { name, image } = parseTokenMetadata(uri);
   return {
     season: 1,
     citizenId,
@@ -81,9 +94,7 @@ async function readS1Citizen(
     componentVaultId,
     rewardRate,
     identityClass,
-    isHand: identityClass === HAND_OF_CITADEL,
-    name,
-    image,
+    tokenUri,
   };
 }
 
@@ -92,7 +103,7 @@ async function readS2Citizen(
   contracts: StakerContracts,
   citizenId: bigint,
   blockNumber: bigint,
-): Promise<CitizenRow> {
+): Promise<CitizenReading> {
   const read = (
     functionName: "getIdentityIdOfTokenId" | "getItemCacheIdOfTokenId" | "getLandDeedIdOfTokenId",
   ) =>
@@ -103,33 +114,51 @@ async function readS2Citizen(
       args: [citizenId],
       blockNumber,
     });
-  const [identityId, itemCacheId, landDeedId, uri] = await Promise.all([
+  const [identityId, itemCacheId, landDeedId, tokenUri] = await Promise.all([
     read("getIdentityIdOfTokenId"),
     read("getItemCacheIdOfTokenId"),
     read("getLandDeedIdOfTokenId"),
     readTokenUri(client, contracts.s2Citizen, citizenId, blockNumber),
   ]);
-  const { name, image } = parseTokenMetadata(uri);
-  return { season: 2, citizenId, identityId, itemCacheId, landDeedId, name, image };
+  return { season: 2, citizenId, identityId, itemCacheId, landDeedId, tokenUri };
 }
 
-/** Metadata is optional: a reverting or absent tokenURI leaves name and image to the API's fallback. */
+/** The tokenURI of each citizen at `blockNumber` (an operator's retry of failed metadata). */
+export function readTokenUris(
+  client: PublicClient,
+  contracts: StakerContracts,
+  keys: readonly CitizenKey[],
+  blockNumber: bigint,
+): Promise<TokenUriReading[]> {
+  return Promise.all(
+    keys.map((key) =>
+      readTokenUri(
+        client,
+        key.season === 1 ? contracts.s1Citizen : contracts.s2Citizen,
+        key.citizenId,
+        blockNumber,
+      ),
+    ),
+  );
+}
+
 async function readTokenUri(
   client: PublicClient,
-  address: `0x${string}`,
+  address: Address,
   citizenId: bigint,
   blockNumber: bigint,
-): Promise<string | undefined> {
+): Promise<TokenUriReading> {
   try {
-    return await readUnbatched(client, {
+    const uri = await readUnbatched(client, {
       address,
       abi: s1CitizenAbi,
       functionName: "tokenURI",
       args: [citizenId],
       blockNumber,
     });
+    return { uri };
   } catch (error) {
-    if (error instanceof ReadReverted) return undefined;
+    if (error instanceof ReadReverted) return { reverted: error.reason };
     throw error;
   }
 }

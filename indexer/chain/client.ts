@@ -4,6 +4,8 @@ export interface ChainClientOptions {
   /** Per-request timeout; a hung node must not hold a job forever. */
   timeoutMs?: number;
   retryCount?: number;
+  /** JSON-RPC batching (on by default); off for calls whose answers may be huge. */
+  jsonRpcBatch?: boolean;
 }
 
 /**
@@ -32,7 +34,7 @@ export function createChainClient(rpcUrl: string, options: ChainClientOptions = 
     transport: http(rpcUrl, {
       // Nodes cap a request body (anvil at 2 MiB, providers lower); a deployless multicall is
       // ~40 kB of JSON, so 32 requests per HTTP batch stay well under the cap.
-      batch: { batchSize: 32, wait: 0 },
+      batch: options.jsonRpcBatch === false ? false : { batchSize: 32, wait: 0 },
       retryCount: options.retryCount ?? RPC_RETRY_COUNT,
       retryDelay: RPC_RETRY_BASE_MS,
       timeout: options.timeoutMs ?? 15_000,

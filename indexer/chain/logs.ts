@@ -1,12 +1,16 @@
 import {
   type Address,
+  BaseError,
   decodeEventLog,
   type Hex,
+  HttpRequestError,
   numberToHex,
   type PublicClient,
+  ResponseBodyTooLargeError,
   toEventSelector,
   withRetry,
 } from "viem";
+import { errorSummary } from "../../lib/log.ts";
 import { RPC_RETRY_COUNT, rpcRetryDelay } from "./client.ts";
 import { stakerAbi } from "./staker-abi.ts";
 
@@ -46,20 +50,43 @@ function decodeStakerLog(log: RpcLog) {
   };
 }
 
-/** The provider refused a log query for its size or block span; a smaller one may pass. */
+/**
+ * Even one block's staker logs are more than the node returns in one answer. No range can
+ * shrink below a block, so this stops the range instead of retrying it forever.
+ */
 export class LogRangeTooLarge extends Error {
   override name = "LogRangeTooLarge";
 }
 
-// Providers word this differently (Alchemy, Infura, QuickNode, geth, erigon, anvil).
+// How providers word a refused or oversized log query (Alchemy, Infura, QuickNode, Ankr, geth,
+// erigon, reth, anvil). Only consulted for eth_getLogs answers.
 const tooLargePattern =
-  /more than \d+ results|response size|too large|block range|range (is )?too|max(imum)? (block )?range|too many (logs|results)/i;
+  /more than \d+ (results|logs)|response size|too large|too big|block range|range (is )?too|exceeds? (the )?max|max(imum)? (block )?range|too many (logs|results|blocks)|limit exceeded|query timeout|range limit|limited to .*range|exceed(s|ed)? .*(limit|range)/i;
 
-function isTooLarge(error: unknown): boolean {
+/**
+ * Whether an eth_getLogs failure says the answer is or would be too large, so a smaller range
+ * may pass: viem's own response cap (ResponseBodyTooLargeError, 10 MiB), HTTP 413, the
+ * "limit exceeded" code -32005, and the providers' wordings (with code -32602 or -32000).
+ */
+export function isLogAnswerTooLarge(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
-  const text = `${error.message} ${"details" in error ? String(error.details) : ""}`;
-  return tooLargePattern.test(text);
+  const found = (test: (cause: unknown) => boolean) =>
+    error instanceof BaseError ? error.walk(test) !== null : test(error);
+  if (found((cause) => cause instanceof ResponseBodyTooLargeError)) return true;
+  if (found((cause) => cause instanceof HttpRequestError && cause.status === 413)) return true;
+  if (found((cause) => (cause as { code?: unknown }).code === LIMIT_EXCEEDED)) return true;
+  const texts: string[] = [];
+  found((cause) => {
+    if (cause instanceof Error) {
+      texts.push(cause.message, String((cause as { details?: unknown }).details ?? ""));
+    }
+    return false;
+  });
+  return tooLargePattern.test(texts.join(" "));
 }
+
+/** EIP-1474's "limit exceeded", which Infura and others use for oversized log queries. */
+const LIMIT_EXCEEDED = -32005;
 
 /**
  * How many blocks one eth_getLogs asks for. It halves when the provider refuses a range and
@@ -77,11 +104,16 @@ export class LogRangeGovernor {
   get current() {
     return this.span;
   }
-  shrink() {
-    if (this.span <= 1) return false;
-    this.refused = Math.min(this.refused ?? this.span, this.span);
+  /**
+   * A query over `refusedSpan` blocks (the current span when absent) was refused: the next ones
+   * ask for half of it. False when a single block was refused: nothing smaller exists.
+   */
+  shrink(refusedSpan: bigint = BigInt(this.span)) {
+    const refused = Number(refusedSpan < BigInt(this.span) ? refusedSpan : BigInt(this.span));
+    if (refused <= 1) return false;
+    this.refused = Math.min(this.refused ?? refused, refused);
     this.answersSinceRefusal = 0;
-    this.span = Math.max(1, Math.floor(this.span / 2));
+    this.span = Math.max(1, Math.floor(refused / 2));
     return true;
   }
   grow(resultCount: number) {
@@ -131,14 +163,15 @@ export async function fetchStakerLogs(
         {
           retryCount: RPC_RETRY_COUNT,
           delay: rpcRetryDelay,
-          shouldRetry: ({ error }) => !isTooLarge(error),
+          shouldRetry: ({ error }) => !isLogAnswerTooLarge(error),
         },
       );
     } catch (error) {
-      if (isTooLarge(error) && governor.shrink()) continue;
-      if (isTooLarge(error))
-        throw new LogRangeTooLarge(`a single block's logs were refused at ${start}`);
-      throw error;
+      if (!isLogAnswerTooLarge(error)) throw error;
+      if (governor.shrink(end - start + 1n)) continue;
+      throw new LogRangeTooLarge(
+        `the staker's logs of block ${start} alone are more than the node at RPC_URL returns in one answer (${errorSummary(error)}); use a node with a larger eth_getLogs limit`,
+      );
     }
     for (const log of raw) if (!log.removed) out.push(decodeStakerLog(log));
     governor.grow(raw.length);

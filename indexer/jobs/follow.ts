@@ -1,64 +1,80 @@
 import type { Logger } from "pino";
-import { findForkPoint } from "../reorg/fork-point.ts";
-import { indexRange, type RangeIndexerDeps } from "./index-range.ts";
-import type { Queues } from "./queues.ts";
-import { enqueueRange } from "./queues.ts";
+import { readChainTip } from "../chain/finality.ts";
+import { RangeStale, resolveLinkConflict, rollBackOrphans } from "../reorg/divergence.ts";
+import { CheckpointMoved, LinkConflict } from "../store/index.ts";
+import { fetchRange, type RangeIndexerDeps, ReorgDetected } from "./fetch-range.ts";
+import { enqueueRange, type Queues } from "./queues.ts";
+import { requeueLostRanges } from "./reconcile.ts";
 
 export interface FollowSettings {
   chunkSize: number;
   confirmations: number;
-  /** Up to this many new blocks are indexed inline by the tick; more go to chunk jobs. */
+  /** Blocks the follower indexes itself per tick; a longer way behind goes to chunk jobs. */
   inlineBlocks: number;
+  /** FINALITY_DEPTH: blocks below the head taken as final; absent means the node's tag. */
+  finalityDepth?: number;
 }
 
-const PENDING_STATES = ["waiting", "active", "delayed", "prioritized", "waiting-children"] as const;
+/** Chunk jobs hold up the checkpoint with an error no retry fixes: an operator must act. */
+export class ChunkJobsParked extends Error {
+  override name = "ChunkJobsParked";
+}
+
+type FollowDeps = RangeIndexerDeps & { queues: Queues; log: Logger };
 
 /**
- * One step of following the head: undo a reorg if the indexed tip left the chain, then index
- * what is new. A few blocks are indexed right here (sub-second pickup); a long way behind,
- * the range is handed to chunk jobs that any number of workers share.
+ * One step of following the head, in the finality split: blocks at or below the finality
+ * boundary are indexed by chunk jobs (any number of workers), blocks above it by this tick,
+ * block by block with every hash kept and each block's parent checked against the stored one
+ * inside the transaction that writes it. A reorg is rolled back here before anything new.
  */
-export async function followTick(
-  deps: RangeIndexerDeps & { queues: Queues; log: Logger },
-  settings: FollowSettings,
-) {
-  const { client, store, log } = deps;
+export async function followTick(deps: FollowDeps, settings: FollowSettings) {
+  const { client, store } = deps;
   const current = await store.checkpoint();
   if (!current) return { action: "no-checkpoint" as const };
 
-  const forkPoint = await findForkPoint(client, store, current.indexedBlock);
-  if (forkPoint !== null) {
-    const { removedEvents } = await store.rollbackTo(forkPoint);
-    log.warn(
-      {
-        indexedBlock: current.indexedBlock.toString(),
-        forkPoint: forkPoint.toString(),
-        removedEvents,
-      },
-      "reorg: rolled back to the fork point",
-    );
-    return { action: "rolled-back" as const, forkPoint };
-  }
+  const tip = await readChainTip(client, settings.finalityDepth);
+  const rolledBack = await rollBackOrphans(deps, tip.finalized);
+  if (rolledBack) return { action: "rolled-back" as const, ...rolledBack };
 
-  const head = (await client.getBlockNumber()) - BigInt(settings.confirmations);
+  const head = tip.head - BigInt(settings.confirmations);
+  const inline = BigInt(settings.inlineBlocks);
   if (current.scheduledBlock > current.indexedBlock) {
-    await requeueLostRanges(deps, settings.chunkSize);
-    if (head > current.scheduledBlock + BigInt(settings.inlineBlocks)) {
-      await schedule(deps, current.scheduledBlock, head, settings.chunkSize);
+    const { parked } = await requeueLostRanges(deps, settings.chunkSize);
+    if (parked.length > 0) {
+      throw new ChunkJobsParked(
+        `chunk job ${parked[0]!.id} failed for good and holds the checkpoint at ${current.indexedBlock}: ${parked[0]!.reason}`,
+      );
+    }
+    if (tip.finalized > current.scheduledBlock + inline) {
+      await schedule(deps, current.scheduledBlock, tip.finalized, settings.chunkSize);
     }
     return { action: "backfilling" as const };
   }
   if (head <= current.indexedBlock) return { action: "idle" as const };
-  if (head - current.indexedBlock > BigInt(settings.inlineBlocks)) {
-    await schedule(deps, current.indexedBlock, head, settings.chunkSize);
+  if (tip.finalized > current.indexedBlock + inline) {
+    await schedule(deps, current.indexedBlock, tip.finalized, settings.chunkSize);
     return { action: "scheduled" as const };
   }
-  const result = await indexRange(deps, {
-    from: current.indexedBlock + 1n,
-    to: head,
-    verifyHashes: true,
-  });
-  return { action: "indexed" as const, ...result };
+  const to = head < current.indexedBlock + inline ? head : current.indexedBlock + inline;
+  try {
+    const write = await fetchRange(deps, { from: current.indexedBlock + 1n, to, dense: true });
+    const result = await store.writeRange(write, { extendsCheckpoint: true });
+    return { action: "indexed" as const, events: write.events.length, ...result };
+  } catch (error) {
+    // The chain moved during the tick, or another follower got there first: the next tick
+    // starts from what is stored and what the chain now says.
+    if (error instanceof ReorgDetected || error instanceof CheckpointMoved) {
+      return { action: "retry" as const };
+    }
+    if (error instanceof LinkConflict) {
+      await resolveLinkConflict(deps, error, tip.finalized).catch((stale: unknown) => {
+        if (!(stale instanceof RangeStale)) throw stale;
+      });
+      return { action: "retry" as const };
+    }
+    throw error;
+  }
 }
 
 async function schedule(
@@ -70,22 +86,5 @@ async function schedule(
   // Only the tick that wins the compare-and-set queues the range; others see it taken.
   if (await deps.store.markScheduled(after, to)) {
     await enqueueRange(deps.queues.chunks, after + 1n, to, chunkSize);
-  }
-}
-
-/**
- * Chunk jobs can be lost with a Redis that keeps nothing on disk, or fail for good; when no
- * job is pending, every scheduled range no finished chunk covers is queued again.
- */
-async function requeueLostRanges(
-  deps: { store: RangeIndexerDeps["store"]; queues: Queues; log: Logger },
-  chunkSize: number,
-) {
-  const pending = await deps.queues.chunks.getJobCountByTypes(...PENDING_STATES);
-  if (pending > 0) return;
-  const gaps = await deps.store.missingRanges();
-  for (const gap of gaps) {
-    deps.log.warn({ from: gap.from.toString(), to: gap.to.toString() }, "re-queueing a lost range");
-    await enqueueRange(deps.queues.chunks, gap.from, gap.to, chunkSize);
   }
 }

@@ -1,5 +1,6 @@
 import { Queue } from "bullmq";
 import IORedis, { type Redis } from "ioredis";
+import { splitRange } from "../store/ranges.ts";
 
 /** Names of the queues every worker process shares through Redis. */
 export const QUEUE = {
@@ -24,6 +25,15 @@ export function chunkJobId(from: bigint, to: bigint, replace = false, requestedA
   return replace ? `reindex-${from}-${to}-${requestedAt ?? Date.now()}` : `index-${from}-${to}`;
 }
 
+/** States in which a chunk job will still run. */
+export const PENDING_STATES = [
+  "waiting",
+  "active",
+  "delayed",
+  "prioritized",
+  "waiting-children",
+] as const;
+
 export const chunkJobOptions = {
   attempts: 12,
   backoff: { type: "exponential", delay: 500 },
@@ -44,20 +54,6 @@ export function createQueues(connection: Redis, prefix: string) {
 }
 
 export type Queues = ReturnType<typeof createQueues>;
-
-/** Splits [from, to] into chunk-sized ranges, in order. */
-export function splitRange(
-  from: bigint,
-  to: bigint,
-  size: number,
-): Array<{ from: bigint; to: bigint }> {
-  const ranges: Array<{ from: bigint; to: bigint }> = [];
-  for (let start = from; start <= to; start += BigInt(size)) {
-    const end = start + BigInt(size) - 1n;
-    ranges.push({ from: start, to: end < to ? end : to });
-  }
-  return ranges;
-}
 
 /** Queues chunk jobs for [from, to]; ranges already queued or failed are re-armed, not doubled. */
 export async function enqueueRange(

@@ -1,8 +1,10 @@
 import type { StakerEventRow } from "../../db/schema.ts";
+import type { Season } from "../../lib/vocabulary.ts";
 import type { StakerContracts } from "../chain/contracts.ts";
 import type { StakerLog } from "../chain/logs.ts";
 
-export type Season = 1 | 2;
+export type { Season };
+
 const LOW_128 = (1n << 128n) - 1n;
 
 export type AssetType = NonNullable<StakerEventRow["assetType"]>;

@@ -24,14 +24,23 @@ export interface StakeReads {
   vaultCreditMultiplier?: string;
 }
 
+/** Both readings of a Hand stake fit its points: the flag must come from the call itself. */
 export class AmbiguousHandClaim extends Error {
   override name = "AmbiguousHandClaim";
 }
 
+/** The Hand flag as read from the stake call, and from where (STAKER-FACTS §7). */
+export interface HandFlag {
+  claim: boolean;
+  source: "calldata" | "trace" | "inferred";
+}
+
+type HandClaimSource = NonNullable<CitizenStakeRow["handClaimSource"]>;
+
 /**
- * Which vault multiplier an S1 stake applied. The Hand flag lives only in calldata, so it is
- * inferred from the frozen base points: only one candidate reproduces them, unless both give
- * the same points (then `handClaimFromCalldata` decides).
+ * Which vault multiplier an S1 stake applied. The Hand flag lives only in the stake call, so it
+ * is first read from the frozen base points: only one candidate reproduces them, unless both
+ * give the same points (then `handFlag`, read from the call, decides).
  */
 export function appliedVaultMultiplier(input: {
   isHand: boolean;
@@ -40,20 +49,30 @@ export function appliedVaultMultiplier(input: {
   basePoints: bigint;
   vaultMultiplier: bigint;
   handMultiplier: bigint;
-  handClaimFromCalldata?: boolean;
-}): { multiplier: bigint; handClaim: boolean } {
+  handFlag?: HandFlag;
+}): { multiplier: bigint; handClaim: boolean; source: HandClaimSource | null } {
   const points = (multiplier: bigint) =>
     (input.identityPoints * multiplier * input.timelockMultiplier) / 100n / 100n;
-  const plain = { multiplier: input.vaultMultiplier, handClaim: false };
-  if (!input.isHand) return plain;
-  const claimed = { multiplier: input.handMultiplier, handClaim: true };
+  const plain = (source: HandClaimSource | null) => ({
+    multiplier: input.vaultMultiplier,
+    handClaim: false,
+    source,
+  });
+  const claimed = (source: HandClaimSource) => ({
+    multiplier: input.handMultiplier,
+    handClaim: true,
+    source,
+  });
+  // Only a Hand can claim: the staker reverts CitizenIsNotHand for anyone else.
+  if (!input.isHand) return plain(null);
   const claimFits = points(input.handMultiplier) === input.basePoints;
   const plainFits = points(input.vaultMultiplier) === input.basePoints;
-  if (claimFits && !plainFits) return claimed;
-  if (plainFits && !claimFits) return plain;
-  if (input.handMultiplier === input.vaultMultiplier) return plain;
-  if (input.handClaimFromCalldata === undefined) throw new AmbiguousHandClaim();
-  return input.handClaimFromCalldata ? claimed : plain;
+  if (claimFits && !plainFits) return claimed("points");
+  if (plainFits && !claimFits) return plain("points");
+  // Equal multipliers (the vault is a "?" one) apply the same number either way.
+  if (input.handMultiplier === input.vaultMultiplier) return plain("points");
+  if (input.handFlag === undefined) throw new AmbiguousHandClaim();
+  return input.handFlag.claim ? claimed(input.handFlag.source) : plain(input.handFlag.source);
 }
 
 /**
@@ -65,7 +84,7 @@ export function buildCitizenStake(input: {
   citizen: CitizenRow;
   reads: StakeReads;
   laterBonusInBlock: bigint;
-  handClaimFromCalldata?: boolean;
+  handFlag?: HandFlag;
 }): CitizenStakeRow {
   const { event, citizen, reads } = input;
   const season = event.citizenSeason;
@@ -98,7 +117,7 @@ export function buildCitizenStake(input: {
     basePoints,
     vaultMultiplier: vaultId !== 0n ? (reads.configuredVaultMultiplier ?? 0n) : NO_VAULT_MULTIPLIER,
     handMultiplier: reads.handMultiplier ?? 0n,
-    handClaimFromCalldata: input.handClaimFromCalldata,
+    handFlag: input.handFlag,
   });
   return {
     ...common,
@@ -108,6 +127,7 @@ export function buildCitizenStake(input: {
     vaultCreditMultiplier: vaultId !== 0n ? (reads.vaultCreditMultiplier ?? "") : null,
     vaultMultiplier: applied.multiplier,
     handClaim: applied.handClaim,
+    handClaimSource: applied.source,
     stakedVaultId: reads.stakedVaultId ?? 0n,
     hasVault: reads.hasVault ?? false,
   };

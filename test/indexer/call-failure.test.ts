@@ -33,6 +33,7 @@ import { createChainClient } from "../../indexer/chain/client.ts";
 import { s1CitizenAbi } from "../../indexer/chain/token-abis.ts";
 import { readUnbatched } from "../../indexer/chain/unbatched-read.ts";
 import { readView } from "../../indexer/chain/view-read.ts";
+import { metadataOf } from "../../indexer/project/citizen-row.ts";
 import { type RpcErrorAnswer, startRpcFaultProxy } from "../support/rpc-fault-proxy.ts";
 
 class CallDidNotFail extends Error {
@@ -372,7 +373,7 @@ describe("the chain layer's reads throw ReadReverted naming the call", () => {
       ],
       block,
     );
-    expect(rows.map((row) => [row.citizenId, row.name])).toEqual([
+    expect(rows.map((row) => [row.citizenId, metadataOf(row.tokenUri).name])).toEqual([
       [s1CitizenWith(Fault.NORMAL), `Citizen #${s1CitizenWith(Fault.NORMAL)}`],
       ...brokenS1.map(({ citizenId }) => [citizenId, undefined]),
       [S2_REVERTING_CITIZEN, undefined],

@@ -1,11 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SeededRandom } from "../../devnet/random.ts";
-import {
-  chunkJobId,
-  chunkJobOptions,
-  enqueueRange,
-  splitRange,
-} from "../../indexer/jobs/queues.ts";
+import { chunkJobId, chunkJobOptions, enqueueRange } from "../../indexer/jobs/queues.ts";
+import { splitRange } from "../../indexer/store/ranges.ts";
 import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
 import { startTestIndexer, type TestIndexer } from "../support/indexer.ts";
 import { tableSnapshot } from "../support/snapshot.ts";

@@ -44,7 +44,7 @@ describe("following the head while the scenario keeps producing blocks", () => {
       label: "follow",
       rpcUrl: devnet.node.rpcUrl,
       staker: devnet.deployment.addresses.staker,
-      options: { followIntervalMs: 50 },
+      options: { followIntervalMs: 50, finalityDepth: undefined },
     });
     harnesses.push(harness);
     await harness.indexer.ensureCheckpoint(devnet.deployment.deployBlock);

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { LogRangeGovernor } from "../../indexer/chain/logs.ts";
+import { HttpRequestError, ResponseBodyTooLargeError, RpcRequestError } from "viem";
+import { isLogAnswerTooLarge, LogRangeGovernor } from "../../indexer/chain/logs.ts";
 
 describe("the eth_getLogs range governor", () => {
   test("a refused range halves, and growth stays below the refused span", () => {
@@ -28,5 +29,44 @@ describe("the eth_getLogs range governor", () => {
   test("a single block that is refused cannot shrink further", () => {
     const governor = new LogRangeGovernor(1, 1);
     expect(governor.shrink()).toBe(false);
+  });
+});
+
+describe("which eth_getLogs failures shrink the range", () => {
+  const rpcError = (code: number, message: string) =>
+    new RpcRequestError({ body: {}, error: { code, message }, url: "http://node" });
+
+  test("every oversized or refused answer shrinks, whatever its wording", () => {
+    const refusals = [
+      new ResponseBodyTooLargeError({ maxSize: 10 * 1024 * 1024, size: 11 * 1024 * 1024 }),
+      new HttpRequestError({ url: "http://node", status: 413, details: "Payload Too Large" }),
+      rpcError(-32005, "query returned more than 10000 results"),
+      rpcError(-32005, "limit exceeded"),
+      rpcError(-32602, "eth_getLogs is limited to a 10,000 range"),
+      rpcError(
+        -32000,
+        "Log response size exceeded. You can make eth_getLogs requests with up to a 2K block range",
+      ),
+      rpcError(-32000, "block range is too wide"),
+      rpcError(-32000, "exceed maximum block range: 5000"),
+      rpcError(-32600, "query exceeds max results 20000, retry with the range 1-9"),
+    ];
+    for (const error of refusals) expect(isLogAnswerTooLarge(error)).toBe(true);
+  });
+
+  test("node failures and bad requests are not size refusals", () => {
+    const others = [
+      new HttpRequestError({ url: "http://node", status: 502, details: "Bad Gateway" }),
+      rpcError(-32601, "the method eth_getLogs does not exist"),
+      rpcError(-32000, "header not found"),
+      new Error("socket hang up"),
+    ];
+    for (const error of others) expect(isLogAnswerTooLarge(error)).toBe(false);
+  });
+
+  test("a refused short range halves that range, not the governor's whole span", () => {
+    const governor = new LogRangeGovernor(10_000);
+    expect(governor.shrink(40n)).toBe(true);
+    expect(governor.current).toBe(20);
   });
 });

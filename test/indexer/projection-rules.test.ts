@@ -1,5 +1,4 @@
 import { describe, expect, test } from "bun:test";
-import { splitRange } from "../../indexer/jobs/queues.ts";
 import { parseTokenMetadata } from "../../indexer/project/metadata.ts";
 import {
   AmbiguousHandClaim,
@@ -27,19 +26,29 @@ describe("the vault multiplier an S1 stake applied", () => {
 
   test("a Hand's claim is recognised from the points it produced", () => {
     const applied = appliedVaultMultiplier({ ...hand, basePoints: 1350n, vaultMultiplier: 100n });
-    expect(applied).toEqual({ multiplier: 300n, handClaim: true });
+    expect(applied).toEqual({ multiplier: 300n, handClaim: true, source: "points" });
   });
 
   test("a Hand staked without the claim keeps its vault's multiplier", () => {
     const applied = appliedVaultMultiplier({ ...hand, basePoints: 675n, vaultMultiplier: 150n });
-    expect(applied).toEqual({ multiplier: 150n, handClaim: false });
+    expect(applied).toEqual({ multiplier: 150n, handClaim: false, source: "points" });
   });
 
-  test("points that fit both readings defer to the calldata", () => {
+  test("points that fit both readings defer to the flag read from the call", () => {
     const zero = { ...hand, identityPoints: 0n, basePoints: 0n, vaultMultiplier: 100n };
     expect(() => appliedVaultMultiplier(zero)).toThrow(AmbiguousHandClaim);
-    expect(appliedVaultMultiplier({ ...zero, handClaimFromCalldata: true }).multiplier).toBe(300n);
-    expect(appliedVaultMultiplier({ ...zero, handClaimFromCalldata: false }).multiplier).toBe(100n);
+    const claim = { claim: true, source: "trace" } as const;
+    expect(appliedVaultMultiplier({ ...zero, handFlag: claim })).toEqual({
+      multiplier: 300n,
+      handClaim: true,
+      source: "trace",
+    });
+    const assumed = { claim: false, source: "inferred" } as const;
+    expect(appliedVaultMultiplier({ ...zero, handFlag: assumed })).toEqual({
+      multiplier: 100n,
+      handClaim: false,
+      source: "inferred",
+    });
   });
 
   test("a citizen that is not a Hand never takes the Hand multiplier", () => {
@@ -49,7 +58,7 @@ describe("the vault multiplier an S1 stake applied", () => {
       basePoints: 1350n,
       vaultMultiplier: 200n,
     });
-    expect(applied).toEqual({ multiplier: 200n, handClaim: false });
+    expect(applied).toEqual({ multiplier: 200n, handClaim: false, source: null });
   });
 });
 
@@ -68,18 +77,15 @@ describe("token metadata", () => {
     expect(parseTokenMetadata(`data:application/json,${encodeURIComponent(json)}`)).toEqual({
       name: "Citizen #8",
     });
-    expect(parseTokenMetadata("data:application/json;base64,!!!")).toEqual({});
-    expect(parseTokenMetadata("ipfs://whatever")).toEqual({});
   });
-});
 
-describe("chunking", () => {
-  test("a range splits into contiguous chunks that end at its last block", () => {
-    expect(splitRange(10n, 24n, 5)).toEqual([
-      { from: 10n, to: 14n },
-      { from: 15n, to: 19n },
-      { from: 20n, to: 24n },
-    ]);
-    expect(splitRange(10n, 11n, 5)).toEqual([{ from: 10n, to: 11n }]);
+  test("metadata that cannot be read says why", () => {
+    expect(parseTokenMetadata("data:application/json;base64,!!!")).toEqual({
+      unreadable: "tokenURI's JSON does not parse",
+    });
+    expect(parseTokenMetadata("ipfs://whatever")).toEqual({
+      unreadable: "tokenURI is not inline JSON: ipfs://whatever",
+    });
+    expect(parseTokenMetadata("")).toEqual({ unreadable: "tokenURI is empty" });
   });
 });

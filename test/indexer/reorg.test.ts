@@ -20,7 +20,7 @@ describe("reorgs while following the head", () => {
       label: "reorg",
       rpcUrl: devnet.node.rpcUrl,
       staker: devnet.deployment.addresses.staker,
-      options: { followIntervalMs: 50 },
+      options: { followIntervalMs: 50, finalityDepth: undefined },
     });
     actions = stakingActions(devnet.client, devnet.deployment);
     await actions.wallet(WALLET);

@@ -30,6 +30,9 @@ export async function startTestIndexer(input: {
     confirmations: 0,
     followIntervalMs: 100,
     maxLogRange: 10_000,
+    // Scenario devnets never reorg unless a test says so: chunk jobs may index up to the head.
+    // Tests of reorgs pass `finalityDepth: undefined` (the node's finalized tag) or their own.
+    finalityDepth: 0,
     ...input.options,
   };
   const indexers: Indexer[] = [];
@@ -81,6 +84,37 @@ export async function startTestIndexer(input: {
         }
         await Bun.sleep(25);
       }
+    },
+    /** The environment a `scripts/cli.ts` process needs to work on this indexer's state. */
+    cliEnv(extra: Record<string, string> = {}): Record<string, string> {
+      return {
+        ...(process.env as Record<string, string>),
+        RPC_URL: options.rpcUrl,
+        STAKER_ADDRESS: options.staker,
+        DATABASE_URL: database.url,
+        REDIS_URL: redis.url,
+        QUEUE_PREFIX: redis.prefix,
+        CHUNK_SIZE: String(options.chunkSize),
+        ...(options.finalityDepth !== undefined && {
+          FINALITY_DEPTH: String(options.finalityDepth),
+        }),
+        LOG_LEVEL: "warn",
+        ...extra,
+      };
+    },
+    /** Runs one CLI command to its end; its exit code and output. */
+    async cli(args: string[], extra: Record<string, string> = {}) {
+      const child = Bun.spawn(["bun", "scripts/cli.ts", ...args], {
+        env: this.cliEnv(extra),
+        stdout: "pipe",
+        stderr: "pipe",
+      });
+      const [stdout, stderr, exitCode] = await Promise.all([
+        new Response(child.stdout).text(),
+        new Response(child.stderr).text(),
+        child.exited,
+      ]);
+      return { exitCode, stdout, stderr };
     },
     /** Every mismatch between the tables and the staker's views at the indexed block. */
     async mismatches(wallets?: string[]) {

@@ -1,0 +1,40 @@
+import { type Address, decodeFunctionData, type Hex, type PublicClient } from "viem";
+import { readHandClaimFromTrace, TraceUnavailable } from "./hand-trace.ts";
+import { stakerAbi } from "./staker-abi.ts";
+
+/** What the stake call said about the Hand claim, and where that was read. */
+export interface HandFlagReading {
+  claim: boolean;
+  source: "calldata" | "trace" | "inferred";
+}
+
+/**
+ * The Hand flag of one S1 stake, read from the call itself (STAKER-FACTS §7: it is only in the
+ * stake call's fifth word). A transaction sent straight to the staker carries it in its own
+ * calldata; one sent through a contract wallet (a Safe, a multicall, any forwarder) hides it in
+ * an inner call, read from the node's call trace. A node without a trace API leaves it
+ * `inferred`: no claim assumed, and the row says so.
+ */
+export async function readHandFlag(
+  client: PublicClient,
+  staker: Address,
+  stake: { transactionHash: Hex; citizenId: bigint; occurrence: number },
+): Promise<HandFlagReading> {
+  const transaction = await client.getTransaction({ hash: stake.transactionHash });
+  if (transaction.to?.toLowerCase() === staker.toLowerCase()) {
+    const call = decodeFunctionData({ abi: stakerAbi, data: transaction.input });
+    if (call.functionName === "stake") return { claim: call.args[4] === 1n, source: "calldata" };
+  }
+  try {
+    const claim = await readHandClaimFromTrace(client, {
+      transactionHash: stake.transactionHash,
+      staker,
+      citizenId: stake.citizenId,
+      occurrence: stake.occurrence,
+    });
+    return { claim, source: "trace" };
+  } catch (error) {
+    if (error instanceof TraceUnavailable) return { claim: false, source: "inferred" };
+    throw error;
+  }
+}

@@ -1,0 +1,57 @@
+import type { Job } from "bullmq";
+import type { Logger } from "pino";
+import type { IndexerStore } from "../store/index.ts";
+import { type BlockRange, subtractRanges } from "../store/ranges.ts";
+import { type ChunkJobData, enqueueRange, PENDING_STATES, type Queues } from "./queues.ts";
+
+/** A chunk job that failed with an error no retry fixes: it waits for an operator. */
+export function isParked(job: Job<ChunkJobData>): boolean {
+  return job.attemptsMade < (job.opts.attempts ?? 1);
+}
+
+export interface Reconciled {
+  /** Ranges queued again. */
+  requeued: BlockRange[];
+  /** Failed-for-good jobs that hold up the checkpoint, with their reasons. */
+  parked: Array<{ id: string; range: BlockRange; reason: string }>;
+}
+
+/**
+ * Scheduled blocks that are neither written nor queued are lost work: a Redis that lost its
+ * state, or jobs that used up their retries (a long node outage). Once no chunk job is pending,
+ * they are queued again. Ranges of parked jobs are left alone: retrying them would only loop.
+ * Every process that runs workers calls this, so a backfill never waits on work that is gone.
+ */
+export async function requeueLostRanges(
+  deps: { store: IndexerStore; queues: Queues; log: Logger },
+  chunkSize: number,
+): Promise<Reconciled> {
+  const none: Reconciled = { requeued: [], parked: [] };
+  if ((await deps.queues.chunks.getJobCountByTypes(...PENDING_STATES)) > 0) return none;
+  const gaps = await deps.store.missingRanges();
+  if (gaps.length === 0) return none;
+  const failed = (await deps.queues.chunks.getFailed()).filter(
+    (job): job is Job<ChunkJobData> => job !== undefined && !job.data.replace,
+  );
+  const parked = failed.filter(isParked).map((job) => ({
+    id: job.id ?? "",
+    range: { from: BigInt(job.data.from), to: BigInt(job.data.to) },
+    reason: job.failedReason,
+  }));
+  for (const job of failed) if (!isParked(job)) await job.remove();
+  const lost = subtractRanges(
+    gaps,
+    parked.map((job) => job.range),
+  );
+  for (const range of lost) {
+    deps.log.warn(
+      { from: range.from.toString(), to: range.to.toString() },
+      "re-queueing a range that is neither indexed nor queued",
+    );
+    await enqueueRange(deps.queues.chunks, range.from, range.to, chunkSize);
+  }
+  return { requeued: lost, parked: parked.filter((job) => overlaps(job.range, gaps)) };
+}
+
+const overlaps = (range: BlockRange, others: BlockRange[]) =>
+  others.some((other) => other.from <= range.to && range.from <= other.to);

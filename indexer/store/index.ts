@@ -1,0 +1,500 @@
+/**
+ * Every read and write the indexer makes in Postgres. Writes run under one transaction-scoped
+ * advisory lock, so chunk writes, checkpoint moves and reorg rollbacks from any number of
+ * workers on any number of hosts apply one at a time; RPC work happens outside the lock.
+ *
+ * Every write that adds blocks proves it links to what is stored: it claims the hash of each
+ * block it saw (its first block's parent, its last block, blocks with logs, or every block near
+ * the head), and a claim that differs from a stored hash for the same number is a
+ * `LinkConflict`, never an overwrite. Two ranges written out of order meet at the seam block
+ * (one claims it as its last block, the other as its first block's parent), so the indexed
+ * prefix the checkpoint walks over is one hash chain.
+ */
+import { and, asc, count, desc, eq, gt, inArray, isNotNull, lte, sql } from "drizzle-orm";
+import type { Database } from "../../db/client.ts";
+import {
+  blocks,
+  type CitizenRow,
+  type CitizenStakeRow,
+  citizenStakes,
+  citizens,
+  indexedRanges,
+  indexerCheckpoints,
+  indexerHealth,
+  type ReadFailureRow,
+  readFailures,
+  type StakerEventRow,
+  stakerEvents,
+} from "../../db/schema.ts";
+import { type CitizenKeyRow, recompute, type Transaction } from "./projection.ts";
+import { type BlockRange, contiguousEnd, missingRanges } from "./ranges.ts";
+
+export type { CitizenKeyRow } from "./projection.ts";
+
+type Executor = Database | Transaction;
+export type Checkpoint = typeof indexerCheckpoints.$inferSelect;
+export type HealthRow = typeof indexerHealth.$inferSelect;
+/** The long-running roles that report their health. */
+export type IndexerRole = "follow" | "chunks";
+
+/** The checkpoint belongs to another staker or chain than the one configured. */
+export class CheckpointMismatch extends Error {
+  override name = "CheckpointMismatch";
+}
+
+/**
+ * A write claimed a hash for a block that differs from the stored one: one of the two was
+ * fetched from a branch a reorg has since replaced. `reorg/divergence.ts` asks the chain which.
+ */
+export class LinkConflict extends Error {
+  override name = "LinkConflict";
+  constructor(
+    readonly block: bigint,
+    readonly stored: string,
+    readonly claimed: string,
+  ) {
+    super(`block ${block} is ${stored} in the tables but this fetch saw ${claimed}`);
+  }
+}
+
+/** A write meant to extend the checkpoint found it moved (another follower got there first). */
+export class CheckpointMoved extends Error {
+  override name = "CheckpointMoved";
+}
+
+/** What one fetched block range adds to the tables. */
+export interface RangeWrite {
+  fromBlock: bigint;
+  toBlock: bigint;
+  events: StakerEventRow[];
+  stakes: CitizenStakeRow[];
+  citizens: CitizenRow[];
+  /**
+   * The hash of every block the fetch saw: its first block's parent (fromBlock - 1), its last
+   * block, the blocks with logs, and near the head every block of the range.
+   */
+  blockHashes: Map<bigint, string>;
+  /** Citizens whose metadata could not be read (served with the fallback name). */
+  readFailures: ReadFailureRow[];
+}
+
+const INSERT_BATCH = 1_000;
+/** Hashes kept below the checkpoint; older ones are pruned (reorgs that deep stop the follower). */
+export const HASHES_KEPT = 256n;
+
+/** What the indexer keeps in Postgres, and the only way it changes it. */
+export interface IndexerStore {
+  checkpoint(): Promise<Checkpoint | undefined>;
+  ensureCheckpoint(staker: string, chainId: number, startBlock: bigint): Promise<Checkpoint>;
+  /**
+   * Writes a fetched range idempotently and moves the checkpoint over every range now
+   * contiguous. With `extendsCheckpoint` (the follower) the range must start right above it.
+   * Throws LinkConflict when a claimed hash differs from a stored one.
+   */
+  writeRange(write: RangeWrite, options?: { extendsCheckpoint?: boolean }): Promise<Indexed>;
+  /** Replaces what an indexed range holds with a fresh fetch (operator reindex). */
+  replaceRange(write: RangeWrite): Promise<Indexed>;
+  /** Forgets everything above `ancestor` and re-projects what it touched. */
+  rollbackTo(ancestor: bigint): Promise<{ removedEvents: number }>;
+  /** Stored hashes at or below `at`, newest first. */
+  recentBlocks(at: bigint, limit: number): Promise<Array<{ number: bigint; hash: string }>>;
+  storedHash(number: bigint): Promise<string | undefined>;
+  /** Distinct (block, hash) of stored events at or below `at`, oldest first. */
+  eventBlocks(at: bigint): Promise<Array<{ number: bigint; hash: string }>>;
+  markScheduled(expected: bigint, to: bigint): Promise<boolean>;
+  raiseScheduled(to: bigint): Promise<void>;
+  countEvents(from: bigint, to: bigint): Promise<number>;
+  /** The parts of (indexed, scheduled] no written range covers yet. */
+  missingRanges(): Promise<BlockRange[]>;
+  knownCitizens(keys: CitizenKeyRow[]): Promise<CitizenRow[]>;
+  recordHealth(role: IndexerRole, outcome: HealthOutcome): Promise<void>;
+  health(): Promise<HealthRow[]>;
+  readFailures(): Promise<Array<typeof readFailures.$inferSelect>>;
+  /** Replaces the metadata of citizens read again, and forgets their recorded failures. */
+  updateMetadata(rows: MetadataUpdate[]): Promise<void>;
+  /** Counts for `status`: recorded read failures and stakes whose Hand flag was inferred. */
+  counts(): Promise<{ readFailures: number; inferredHandClaims: number }>;
+}
+
+export interface Indexed {
+  indexedBlock: bigint;
+}
+
+export type HealthOutcome = { ok: true } | { ok: false; error: string; fatal: boolean };
+
+export interface MetadataUpdate {
+  season: number;
+  citizenId: bigint;
+  name: string | null;
+  image: string | null;
+  /** Present when the new read failed too. */
+  failure?: ReadFailureRow;
+}
+
+/** Health rows are written at most this often while all is well (a tick runs every 200 ms). */
+const HEALTH_OK_INTERVAL_MS = 5_000;
+
+export function createIndexerStore(db: Database): IndexerStore {
+  const locked = <T>(work: (tx: Transaction) => Promise<T>) =>
+    db.transaction(async (tx) => {
+      await tx.execute(sql`select pg_advisory_xact_lock(hashtext('citizen-staking:index'))`);
+      return work(tx);
+    });
+
+  async function checkpoint(executor: Executor = db) {
+    const [row] = await executor.select().from(indexerCheckpoints).limit(1);
+    return row;
+  }
+
+  async function ensureCheckpoint(staker: string, chainId: number, startBlock: bigint) {
+    return locked(async (tx) => {
+      const existing = await checkpoint(tx);
+      if (existing) {
+        if (existing.staker !== staker.toLowerCase() || existing.chainId !== chainId) {
+          throw new CheckpointMismatch(
+            `this database indexes staker ${existing.staker} on chain ${existing.chainId}, not ${staker.toLowerCase()} on chain ${chainId}`,
+          );
+        }
+        return existing;
+      }
+      const [created] = await tx
+        .insert(indexerCheckpoints)
+        .values({
+          staker: staker.toLowerCase(),
+          chainId,
+          indexedBlock: startBlock - 1n,
+          scheduledBlock: startBlock - 1n,
+        })
+        .returning();
+      return created!;
+    });
+  }
+
+  async function insertInBatches<T>(items: T[], insert: (batch: T[]) => Promise<unknown>) {
+    for (let i = 0; i < items.length; i += INSERT_BATCH) {
+      await insert(items.slice(i, i + INSERT_BATCH));
+    }
+  }
+
+  /**
+   * Stores the write's hash claims and fails on the first that differs from a stored one.
+   * `do update set hash = blocks.hash` changes nothing but returns the row that won, waiting
+   * for a concurrent writer of the same number, so no lock is needed to see a conflict.
+   */
+  async function claimHashes(tx: Transaction, hashes: Map<bigint, string>) {
+    const claims = [...hashes].map(([number, hash]) => ({ number, hash }));
+    await insertInBatches(claims, async (batch) => {
+      const stored = await tx
+        .insert(blocks)
+        .values(batch)
+        .onConflictDoUpdate({ target: blocks.number, set: { hash: sql.raw(`"blocks"."hash"`) } })
+        .returning();
+      for (const row of stored) {
+        const claimed = hashes.get(row.number)!;
+        if (row.hash !== claimed) throw new LinkConflict(row.number, row.hash, claimed);
+      }
+    });
+  }
+
+  async function writeRows(tx: Transaction, write: RangeWrite) {
+    await claimHashes(tx, write.blockHashes);
+    await insertInBatches(write.events, (batch) =>
+      tx.insert(stakerEvents).values(batch).onConflictDoNothing(),
+    );
+    await insertInBatches(write.citizens, (batch) =>
+      tx.insert(citizens).values(batch).onConflictDoNothing(),
+    );
+    await insertInBatches(write.stakes, (batch) =>
+      tx.insert(citizenStakes).values(batch).onConflictDoNothing(),
+    );
+    await insertInBatches(write.readFailures, (batch) =>
+      tx
+        .insert(readFailures)
+        .values(batch)
+        .onConflictDoUpdate({
+          target: [readFailures.season, readFailures.citizenId, readFailures.read],
+          set: {
+            reason: sql`excluded.reason`,
+            blockNumber: sql`excluded.block_number`,
+            recordedAt: sql`now()`,
+          },
+        }),
+    );
+  }
+
+  async function recordRange(tx: Transaction, range: BlockRange) {
+    await tx
+      .insert(indexedRanges)
+      .values({ fromBlock: range.from, toBlock: range.to })
+      .onConflictDoUpdate({
+        target: indexedRanges.fromBlock,
+        set: { toBlock: sql`greatest(${indexedRanges.toBlock}, excluded.to_block)` },
+      });
+  }
+
+  async function writeRange(
+    write: RangeWrite,
+    options: { extendsCheckpoint?: boolean } = {},
+  ): Promise<Indexed> {
+    return locked(async (tx) => {
+      if (options.extendsCheckpoint) {
+        const current = (await checkpoint(tx))!;
+        if (current.indexedBlock !== write.fromBlock - 1n) {
+          throw new CheckpointMoved(
+            `the checkpoint is at ${current.indexedBlock}, not ${write.fromBlock - 1n}`,
+          );
+        }
+      }
+      await writeRows(tx, write);
+      await recordRange(tx, { from: write.fromBlock, to: write.toBlock });
+      return { indexedBlock: await advance(tx) };
+    });
+  }
+
+  async function replaceRange(write: RangeWrite): Promise<Indexed> {
+    return locked(async (tx) => {
+      const current = (await checkpoint(tx))!;
+      const inRange = and(
+        gt(stakerEvents.blockNumber, write.fromBlock - 1n),
+        lte(stakerEvents.blockNumber, write.toBlock),
+      );
+      const before = await tx
+        .selectDistinct({ season: stakerEvents.citizenSeason, citizenId: stakerEvents.citizenId })
+        .from(stakerEvents)
+        .where(and(inRange, isNotNull(stakerEvents.citizenId)));
+      await tx.delete(stakerEvents).where(inRange);
+      await writeRows(tx, write);
+      if (write.toBlock > current.indexedBlock) {
+        await recordRange(tx, { from: write.fromBlock, to: write.toBlock });
+      }
+      const touched = [
+        ...(before as CitizenKeyRow[]),
+        ...write.events
+          .filter((event) => event.citizenId != null)
+          .map((event) => ({ season: event.citizenSeason!, citizenId: event.citizenId! })),
+      ];
+      await recompute(tx, touched, current.indexedBlock);
+      return { indexedBlock: await advance(tx) };
+    });
+  }
+
+  /** Moves the checkpoint over contiguous written ranges and projects the citizens they touch. */
+  async function advance(tx: Transaction): Promise<bigint> {
+    const current = (await checkpoint(tx))!;
+    const ranges = await tx.select().from(indexedRanges).orderBy(asc(indexedRanges.fromBlock));
+    const reached = contiguousEnd(
+      current.indexedBlock,
+      ranges.map((range) => ({ from: range.fromBlock, to: range.toBlock })),
+    );
+    if (reached === current.indexedBlock) return reached;
+    const touched = await tx
+      .selectDistinct({ season: stakerEvents.citizenSeason, citizenId: stakerEvents.citizenId })
+      .from(stakerEvents)
+      .where(
+        and(
+          gt(stakerEvents.blockNumber, current.indexedBlock),
+          lte(stakerEvents.blockNumber, reached),
+          isNotNull(stakerEvents.citizenId),
+        ),
+      );
+    await recompute(tx, touched as CitizenKeyRow[], reached);
+    await tx.delete(indexedRanges).where(lte(indexedRanges.toBlock, reached));
+    await tx.delete(blocks).where(sql`${blocks.number} < ${reached - HASHES_KEPT}`);
+    await tx
+      .update(indexerCheckpoints)
+      .set({
+        indexedBlock: reached,
+        scheduledBlock: sql`greatest(${indexerCheckpoints.scheduledBlock}, ${reached})`,
+        updatedAt: sql`now()`,
+      })
+      .where(eq(indexerCheckpoints.staker, current.staker));
+    return reached;
+  }
+
+  async function rollbackTo(ancestor: bigint): Promise<{ removedEvents: number }> {
+    return locked(async (tx) => {
+      const current = (await checkpoint(tx))!;
+      const touched = await tx
+        .selectDistinct({ season: stakerEvents.citizenSeason, citizenId: stakerEvents.citizenId })
+        .from(stakerEvents)
+        .where(and(gt(stakerEvents.blockNumber, ancestor), isNotNull(stakerEvents.citizenId)));
+      const removed = await tx
+        .delete(stakerEvents)
+        .where(gt(stakerEvents.blockNumber, ancestor))
+        .returning({ blockNumber: stakerEvents.blockNumber });
+      await tx.delete(blocks).where(gt(blocks.number, ancestor));
+      await tx.delete(indexedRanges).where(gt(indexedRanges.fromBlock, ancestor));
+      await tx
+        .update(indexedRanges)
+        .set({ toBlock: ancestor })
+        .where(gt(indexedRanges.toBlock, ancestor));
+      const indexedBlock = current.indexedBlock < ancestor ? current.indexedBlock : ancestor;
+      await recompute(tx, touched as CitizenKeyRow[], indexedBlock);
+      await tx
+        .update(indexerCheckpoints)
+        .set({
+          indexedBlock,
+          // Ranges still scheduled for chunk jobs stay scheduled: the lost-work check queues
+          // what the rollback removed. Otherwise the follower continues from the ancestor.
+          scheduledBlock: sql`case when ${indexerCheckpoints.scheduledBlock} > ${current.indexedBlock} then ${indexerCheckpoints.scheduledBlock} else least(${indexerCheckpoints.scheduledBlock}, ${ancestor}) end`,
+          updatedAt: sql`now()`,
+        })
+        .where(eq(indexerCheckpoints.staker, current.staker));
+      return { removedEvents: removed.length };
+    });
+  }
+
+  async function recentBlocks(at: bigint, limit: number) {
+    return db
+      .select()
+      .from(blocks)
+      .where(lte(blocks.number, at))
+      .orderBy(desc(blocks.number))
+      .limit(limit);
+  }
+
+  async function storedHash(number: bigint) {
+    const [row] = await db.select().from(blocks).where(eq(blocks.number, number));
+    return row?.hash;
+  }
+
+  async function eventBlocks(at: bigint) {
+    return db
+      .selectDistinct({ number: stakerEvents.blockNumber, hash: stakerEvents.blockHash })
+      .from(stakerEvents)
+      .where(lte(stakerEvents.blockNumber, at))
+      .orderBy(asc(stakerEvents.blockNumber));
+  }
+
+  async function markScheduled(expected: bigint, to: bigint): Promise<boolean> {
+    const updated = await db
+      .update(indexerCheckpoints)
+      .set({ scheduledBlock: to, updatedAt: sql`now()` })
+      .where(eq(indexerCheckpoints.scheduledBlock, expected))
+      .returning({ scheduledBlock: indexerCheckpoints.scheduledBlock });
+    return updated.length > 0;
+  }
+
+  async function raiseScheduled(to: bigint) {
+    await db
+      .update(indexerCheckpoints)
+      .set({ scheduledBlock: sql`greatest(${indexerCheckpoints.scheduledBlock}, ${to})` });
+  }
+
+  async function countEvents(from: bigint, to: bigint) {
+    const [row] = await db
+      .select({ count: sql<number>`count(*)::int` })
+      .from(stakerEvents)
+      .where(and(gt(stakerEvents.blockNumber, from - 1n), lte(stakerEvents.blockNumber, to)));
+    return row?.count ?? 0;
+  }
+
+  async function missing(): Promise<BlockRange[]> {
+    const current = await checkpoint();
+    if (!current) return [];
+    const done = await db.select().from(indexedRanges);
+    return missingRanges(
+      current.indexedBlock,
+      current.scheduledBlock,
+      done.map((range) => ({ from: range.fromBlock, to: range.toBlock })),
+    );
+  }
+
+  async function knownCitizens(keys: CitizenKeyRow[]) {
+    if (keys.length === 0) return [];
+    const ids = [...new Set(keys.map((key) => key.citizenId))];
+    const rows = await db.select().from(citizens).where(inArray(citizens.citizenId, ids));
+    const wanted = new Set(keys.map((key) => `${key.season}:${key.citizenId}`));
+    return rows.filter((row) => wanted.has(`${row.season}:${row.citizenId}`));
+  }
+
+  const lastOkWrite = new Map<IndexerRole, number>();
+  async function recordHealth(role: IndexerRole, outcome: HealthOutcome) {
+    if (outcome.ok) {
+      // A success only needs writing when it ends a failure or the last one is getting old.
+      const last = lastOkWrite.get(role) ?? 0;
+      if (Date.now() - last < HEALTH_OK_INTERVAL_MS) return;
+      lastOkWrite.set(role, Date.now());
+      await db
+        .insert(indexerHealth)
+        .values({ component: role, okAt: sql`now()` })
+        .onConflictDoUpdate({
+          target: indexerHealth.component,
+          set: { okAt: sql`now()`, failingSince: null, fatal: false },
+        });
+      return;
+    }
+    lastOkWrite.delete(role);
+    await db
+      .insert(indexerHealth)
+      .values({
+        component: role,
+        failingSince: sql`now()`,
+        lastError: outcome.error,
+        lastErrorAt: sql`now()`,
+        fatal: outcome.fatal,
+      })
+      .onConflictDoUpdate({
+        target: indexerHealth.component,
+        set: {
+          failingSince: sql`coalesce(${indexerHealth.failingSince}, now())`,
+          lastError: outcome.error,
+          lastErrorAt: sql`now()`,
+          fatal: outcome.fatal,
+        },
+      });
+  }
+
+  async function updateMetadata(rows: MetadataUpdate[]) {
+    if (rows.length === 0) return;
+    await db.transaction(async (tx) => {
+      for (const row of rows) {
+        const key = (table: typeof citizens | typeof readFailures) =>
+          and(eq(table.season, row.season), eq(table.citizenId, row.citizenId));
+        await tx.update(citizens).set({ name: row.name, image: row.image }).where(key(citizens));
+        await recompute(tx, [row], (await checkpoint(tx))!.indexedBlock);
+        if (row.failure) {
+          await tx
+            .insert(readFailures)
+            .values(row.failure)
+            .onConflictDoUpdate({
+              target: [readFailures.season, readFailures.citizenId, readFailures.read],
+              set: { reason: row.failure.reason, recordedAt: sql`now()` },
+            });
+        } else {
+          await tx.delete(readFailures).where(key(readFailures));
+        }
+      }
+    });
+  }
+
+  async function counts() {
+    const [failures] = await db.select({ n: count() }).from(readFailures);
+    const [inferred] = await db
+      .select({ n: count() })
+      .from(citizenStakes)
+      .where(eq(citizenStakes.handClaimSource, "inferred"));
+    return { readFailures: failures?.n ?? 0, inferredHandClaims: inferred?.n ?? 0 };
+  }
+
+  return {
+    checkpoint: () => checkpoint(),
+    ensureCheckpoint,
+    writeRange,
+    replaceRange,
+    rollbackTo,
+    recentBlocks,
+    storedHash,
+    eventBlocks,
+    markScheduled,
+    raiseScheduled,
+    countEvents,
+    missingRanges: missing,
+    knownCitizens,
+    recordHealth,
+    health: () => db.select().from(indexerHealth),
+    readFailures: () => db.select().from(readFailures),
+    updateMetadata,
+    counts,
+  };
+}
