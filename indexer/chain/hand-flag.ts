@@ -1,5 +1,5 @@
 import { type Address, decodeFunctionData, type Hex, type PublicClient } from "viem";
-import { readHandClaimFromTrace, TraceUnavailable } from "./hand-trace.ts";
+import { readHandClaim, TraceUnavailable } from "./hand-trace.ts";
 import { stakerAbi } from "./staker-abi.ts";
 
 /** What the stake call said about the Hand claim, and where that was read. */
@@ -26,7 +26,7 @@ export async function readHandFlag(
     if (call.functionName === "stake") return { claim: call.args[4] === 1n, source: "calldata" };
   }
   try {
-    const claim = await readHandClaimFromTrace(client, {
+    const claim = await readHandClaim(client, {
       transactionHash: stake.transactionHash,
       staker,
       citizenId: stake.citizenId,

@@ -13,13 +13,17 @@ import { startTestIndexer, type TestIndexer } from "../support/indexer.ts";
 import { stakingActions, type TransactionJson } from "../support/staking.ts";
 
 const WALLET: Address = "0x000000000000000000000000000000000000bad1";
+/** Stakes of the follower test: a follower started mid-chain knows only what came after. */
+const LIVE_WALLET: Address = "0x000000000000000000000000000000000000bad2";
+const FLOOD_RECIPIENT: Address = "0x000000000000000000000000000000000000bad3";
 const GAS = "0x5f5e100" as Hex;
 
 /** The tokenURI faults of the devnet citizens (contracts/src/CitizenMetadata.sol). */
 const FAULTS = [
   { fault: 1, reason: "tokenURI reverted: no data" },
   { fault: 2, reason: /^tokenURI reverted: \S/ },
-  { fault: 3, reason: /^tokenURI reverted: .+\(/ },
+  // The mainnet citizen ABI does not know the devnet's custom error: its selector names it.
+  { fault: 3, reason: /^tokenURI reverted: custom error 0x[0-9a-f]{8}$/ },
   { fault: 4, reason: "tokenURI reverted: Panic(0x01)" },
   { fault: 5, reason: /^tokenURI reverted: .*(InvalidFEOpcode|invalid opcode)/i },
   { fault: 6, reason: "tokenURI's JSON does not parse" },
@@ -67,6 +71,7 @@ describe("reads that fail on data, and answers too large for one request", () =>
     devnet = await startScenarioDevnet({ events: 200, seed: "bad-reads" });
     actions = stakingActions(devnet.client, devnet.deployment);
     await actions.wallet(WALLET);
+    await actions.wallet(LIVE_WALLET);
   });
 
   afterAll(async () => {
@@ -131,12 +136,12 @@ describe("reads that fail on data, and answers too large for one request", () =>
 
   test("a citizen whose metadata starts reverting while following is indexed with the fallback", async () => {
     const harness = await fresh("metadata-live", { finalityDepth: undefined });
-    await harness.indexer.ensureCheckpoint(await devnet.client.getBlockNumber());
+    await harness.indexer.ensureCheckpoint(await actions.mine([]));
     await harness.indexer.start({ follow: true });
     await harness.waitForHead();
     const id = nextId++;
-    await actions.mine([actions.mintS1(WALLET, id), setMetadataFault(id, 2)]);
-    await actions.mine([actions.stake(WALLET, 1, id)]);
+    await actions.mine([actions.mintS1(LIVE_WALLET, id), setMetadataFault(id, 2)]);
+    await actions.mine([actions.stake(LIVE_WALLET, 1, id)]);
     await harness.waitForHead();
     const db = harness.indexer.database.db;
     const rows = await db
@@ -147,13 +152,15 @@ describe("reads that fail on data, and answers too large for one request", () =>
     expect(await db.select().from(readFailures)).toHaveLength(1);
     const follow = (await harness.indexer.store.health()).find((row) => row.component === "follow");
     expect(follow?.failingSince ?? null).toBeNull();
-    expect(await harness.mismatches([WALLET])).toEqual([]);
+    expect(await harness.mismatches([LIVE_WALLET])).toEqual([]);
     await actions.mine([setMetadataFault(id, 0)]);
   });
 
   test("a block range whose logs exceed viem's 10 MiB answer cap is indexed with default settings", async () => {
     const staker = devnet.deployment.addresses.staker;
     const stakerCode = await devnet.client.getCode({ address: staker });
+    // anvil_setCode rewrites the head block's state: keep stakes out of the blocks it touches.
+    await actions.mine([]);
     // The flood contract emits the staker's own Claim event from the staker's address.
     await devnet.client.setCode({ address: staker, bytecode: stakerLogFloodDeployedBytecode });
     const flood = (count: bigint): TransactionJson =>
@@ -162,7 +169,7 @@ describe("reads that fail on data, and answers too large for one request", () =>
         encodeFunctionData({
           abi: stakerLogFloodAbi,
           functionName: "flood",
-          args: [WALLET, count],
+          args: [FLOOD_RECIPIENT, count],
         }),
       );
     const first = await actions.mine([flood(6_000n), flood(6_000n)]);
@@ -190,11 +197,14 @@ describe("reads that fail on data, and answers too large for one request", () =>
         .select({ block: stakerEvents.blockNumber })
         .from(stakerEvents)
         .where(
-          and(eq(stakerEvents.event, "Claim"), eq(stakerEvents.account, WALLET.toLowerCase())),
+          and(
+            eq(stakerEvents.event, "Claim"),
+            eq(stakerEvents.account, FLOOD_RECIPIENT.toLowerCase()),
+          ),
         );
-      expect(floodClaims.length).toBeGreaterThanOrEqual(24_000);
-      expect(await harness.mismatches([WALLET])).toEqual([]);
+      expect(floodClaims.length).toBe(24_000);
     }
+    expect(await backfilled.mismatches([WALLET])).toEqual([]);
   });
 
   // Last: the reverting read stays in the chain's history, and any later backfill would stop on it.
