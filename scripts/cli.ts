@@ -1,16 +1,28 @@
 #!/usr/bin/env bun
 /** The operator's command line: migrate, backfill, follow, reindex, status, verify, board, tokens. */
-import { Command, InvalidArgumentError } from "commander";
+import { Command, CommanderError, InvalidArgumentError } from "commander";
 import { createDatabase, type Database } from "../db/client.ts";
 import { ensureDatabase, runMigrations } from "../db/migrate.ts";
 import { createToken, listTokens, revokeToken } from "../db/tokens.ts";
 import { startBoard } from "../indexer/board.ts";
-import { resolveChainSettings } from "../indexer/chain-settings.ts";
-import { BackfillLeavesGap, createIndexer, type Indexer } from "../indexer/indexer.ts";
+import {
+  type ChainSettings,
+  checkChainSettings,
+  resolveChainSettings,
+} from "../indexer/chain-settings.ts";
+import {
+  BackfillLeavesGap,
+  ChainMismatch,
+  createIndexer,
+  type Indexer,
+} from "../indexer/indexer.ts";
 import { createQueues, enqueueRange, redisConnection } from "../indexer/jobs/queues.ts";
 import { showProgress } from "../indexer/progress.ts";
 import { citizenStakers, verifyAgainstChain } from "../indexer/verify.ts";
+import { checkRange } from "../lib/block-range.ts";
 import { ConfigError, config } from "../lib/config.ts";
+import { checkPostgres, checkRedis } from "../lib/connection-checks.ts";
+import { failAndExit } from "../lib/fail.ts";
 import { logger } from "../lib/log.ts";
 
 const log = logger("cli");
@@ -25,8 +37,27 @@ async function migrate() {
   await runMigrations(config.databaseUrl);
 }
 
-async function openIndexer(): Promise<Indexer> {
-  const chain = await resolveChainSettings(config);
+/**
+ * Checks, at once and in one line each, the services a command needs, before it opens the
+ * clients that would wait for them. `database: "may-create"` for commands that migrate first.
+ */
+async function checkServices(needs: {
+  database?: "existing" | "may-create";
+  redis?: boolean;
+  chain?: ChainSettings;
+}): Promise<void> {
+  await Promise.all([
+    needs.database &&
+      checkPostgres(config.databaseUrl, { databaseMayBeMissing: needs.database === "may-create" }),
+    needs.redis && checkRedis(config.redisUrl),
+    needs.chain && checkChainSettings(needs.chain),
+  ]);
+}
+
+async function openIndexer(
+  chain: ChainSettings,
+  { readOnly = false }: { readOnly?: boolean } = {},
+): Promise<Indexer> {
   return createIndexer({
     rpcUrl: chain.rpcUrl,
     staker: chain.staker,
@@ -35,6 +66,7 @@ async function openIndexer(): Promise<Indexer> {
     redisUrl: config.redisUrl,
     queuePrefix: config.queuePrefix,
     ...config.indexer,
+    readOnly,
   });
 }
 
@@ -55,12 +87,15 @@ function closeOnSignal(indexer: Indexer) {
 const program = new Command()
   .name("citizen-staking")
   .description("Operate the citizen-staking indexer and API")
-  .showHelpAfterError();
+  .showHelpAfterError("(add --help for usage)")
+  // Usage errors end in the catch below, so that bad input exits 2 like every other refusal.
+  .exitOverride();
 
 program
   .command("migrate")
   .description("create the database if needed and apply every migration")
   .action(async () => {
+    await checkServices({ database: "may-create" });
     await migrate();
     log.info("migrations applied");
   });
@@ -72,9 +107,10 @@ program
   )
   .option("--no-migrate", "do not apply migrations on start")
   .action(async (options: { migrate: boolean }) => {
-    if (options.migrate) await migrate();
     const chain = await resolveChainSettings(config);
-    const indexer = await openIndexer();
+    await checkServices({ database: options.migrate ? "may-create" : "existing", chain });
+    if (options.migrate) await migrate();
+    const indexer = await openIndexer(chain);
     const checkpoint = await indexer.ensureCheckpoint(await chain.startBlock());
     log.info(
       { indexedBlock: checkpoint.indexedBlock.toString(), staker: indexer.contracts.staker },
@@ -88,9 +124,19 @@ program
   .command("worker")
   .description("run chunk workers only (add processes on more hosts to backfill faster)")
   .action(async () => {
-    const indexer = await openIndexer();
+    const chain = await resolveChainSettings(config);
+    await checkServices({ database: "existing", chain });
+    const indexer = await openIndexer(chain);
     await indexer.start({ follow: false });
     closeOnSignal(indexer);
+    log.info(
+      {
+        queuePrefix: config.queuePrefix,
+        concurrency: config.indexer.concurrency,
+        staker: indexer.contracts.staker,
+      },
+      "worker taking chunk jobs",
+    );
   });
 
 program
@@ -104,14 +150,30 @@ program
   .option("--to <block>", "last block (default: the head)", blockNumber)
   .option("--enqueue-only", "queue the chunks for other workers and exit")
   .action(async (options: { from?: bigint; to?: bigint; enqueueOnly?: boolean }) => {
-    await migrate();
     const chain = await resolveChainSettings(config);
-    const indexer = await openIndexer();
-    const { from, to, chunks } = await indexer.enqueueBackfill({
-      from: options.from,
-      to: options.to,
-      startBlock: await chain.startBlock(),
-    });
+    await checkServices({ database: "may-create", redis: true, chain });
+    await migrate();
+    const indexer = await openIndexer(chain);
+    const startBlock = await chain.startBlock();
+    const [checkpoint, head] = await Promise.all([
+      indexer.store.checkpoint(),
+      indexer.client.getBlockNumber(),
+    ]);
+    const range = {
+      from: options.from ?? (checkpoint ? checkpoint.indexedBlock + 1n : startBlock),
+      to: options.to ?? head - BigInt(config.indexer.confirmations),
+    };
+    if (options.from === undefined && options.to === undefined && range.from > range.to) {
+      console.log(`nothing to backfill: indexed up to ${range.from - 1n}, head ${head}`);
+      return indexer.close();
+    }
+    try {
+      checkRange(range, { startBlock, head });
+    } catch (error) {
+      await indexer.close();
+      throw error;
+    }
+    const { from, to, chunks } = await indexer.enqueueBackfill({ ...range, startBlock });
     log.info({ from: from.toString(), to: to.toString(), chunks }, "backfill queued");
     if (options.enqueueOnly) return indexer.close();
     await indexer.start({ follow: false });
@@ -130,12 +192,19 @@ program
   .requiredOption("--to <block>", "last block", blockNumber)
   .option("--enqueue-only", "queue the chunks for other workers and exit")
   .action(async (options: { from: bigint; to: bigint; enqueueOnly?: boolean }) => {
-    const indexer = await openIndexer();
-    const checkpoint = await indexer.store.checkpoint();
-    if (!checkpoint || options.to > checkpoint.indexedBlock) {
-      throw new ConfigError(
-        `reindex covers indexed blocks only (up to ${checkpoint?.indexedBlock ?? "none yet"}); use backfill beyond`,
-      );
+    const chain = await resolveChainSettings(config);
+    await checkServices({ database: "existing", redis: true, chain });
+    const indexer = await openIndexer(chain);
+    const [checkpoint, head, startBlock] = await Promise.all([
+      indexer.store.checkpoint(),
+      indexer.client.getBlockNumber(),
+      chain.startBlock(),
+    ]);
+    try {
+      checkRange(options, { startBlock, head, indexedBlock: checkpoint?.indexedBlock ?? null });
+    } catch (error) {
+      await indexer.close();
+      throw error;
     }
     const chunks = await enqueueRange(
       indexer.queues.chunks,
@@ -162,7 +231,9 @@ program
   .command("status")
   .description("head, indexed block, lag, queue depths and failed jobs")
   .action(async () => {
-    const indexer = await openIndexer();
+    const chain = await resolveChainSettings(config);
+    await checkServices({ database: "existing", redis: true, chain });
+    const indexer = await openIndexer(chain, { readOnly: true });
     const [head, checkpoint, counts, failed] = await Promise.all([
       indexer.client.getBlockNumber(),
       indexer.store.checkpoint(),
@@ -194,7 +265,9 @@ program
     return n;
   })
   .action(async (options: { sample?: number }) => {
-    const indexer = await openIndexer();
+    const chain = await resolveChainSettings(config);
+    await checkServices({ database: "existing", redis: true, chain });
+    const indexer = await openIndexer(chain, { readOnly: true });
     const checkpoint = await indexer.store.checkpoint();
     if (!checkpoint) throw new ConfigError("nothing indexed yet");
     let wallets = await citizenStakers(indexer.database.db);
@@ -275,8 +348,13 @@ const token = program.command("token").description("bearer tokens of the read AP
 token
   .command("create")
   .description("create a token and print it (the only time it is shown; only its hash is kept)")
-  .requiredOption("--label <label>", "who or what the token is for")
+  .requiredOption("--label <label>", "who or what the token is for", (value: string) => {
+    if (value.trim() === "")
+      throw new InvalidArgumentError("a label is required (who or what the token is for)");
+    return value.trim();
+  })
   .action(async (options: { label: string }) => {
+    await checkServices({ database: "existing" });
     const created = await withDatabase((db) => createToken(db, options.label));
     console.error(`token ${created.id} (${created.label}) created; store it now, it is not kept:`);
     console.log(created.token);
@@ -286,6 +364,7 @@ token
   .command("list")
   .description("list tokens (ids, labels, dates; never the tokens)")
   .action(async () => {
+    await checkServices({ database: "existing" });
     const rows = await withDatabase((db) => listTokens(db));
     for (const row of rows) {
       const state = row.revokedAt ? `revoked ${row.revokedAt.toISOString()}` : "active";
@@ -302,19 +381,14 @@ token
     return Number(value);
   })
   .action(async (id: number) => {
+    await checkServices({ database: "existing" });
     const revoked = await withDatabase((db) => revokeToken(db, id));
     if (!revoked) throw new ConfigError(`no active token with id ${id}`);
     console.log(`token ${id} revoked`);
   });
 
 program.parseAsync().catch((error: unknown) => {
-  if (error instanceof ConfigError || error instanceof BackfillLeavesGap) {
-    console.error(`error: ${error.message}`);
-    process.exit(2);
-  }
-  log.error(
-    { err: error instanceof Error ? { name: error.name, message: error.message } : error },
-    "failed",
-  );
-  process.exit(1);
+  // Commander has printed the usage error (or the help) already.
+  if (error instanceof CommanderError) process.exit(error.exitCode === 0 ? 0 : 2);
+  failAndExit(error, [BackfillLeavesGap, ChainMismatch]);
 });
