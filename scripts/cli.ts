@@ -24,6 +24,7 @@ import { ConfigError, config } from "../lib/config.ts";
 import { checkPostgres, checkRedis } from "../lib/connection-checks.ts";
 import { failAndExit } from "../lib/fail.ts";
 import { logger } from "../lib/log.ts";
+import { createOutageReporter } from "../lib/outages.ts";
 
 const log = logger("cli");
 
@@ -308,7 +309,11 @@ program
     },
     3001,
   )
-  .action(async (options: { port: number }) => {
+  .option(
+    "--allow-retries",
+    "let operators retry failed jobs (every other change, such as clean, remove, promote or pause, stays refused)",
+  )
+  .action(async (options: { port: number; allowRetries?: boolean }) => {
     const { boardUser: user, boardPassword: password } = config.api;
     if (!user || !password) {
       throw new ConfigError(
@@ -317,8 +322,20 @@ program
     }
     const connection = redisConnection(config.redisUrl);
     const queues = createQueues(connection, config.queuePrefix);
-    const board = await startBoard({ queues, credentials: { user, password }, port: options.port });
-    log.info({ url: board.url, queuePrefix: config.queuePrefix }, "board listening");
+    const outages = createOutageReporter("REDIS_URL", log);
+    outages.watch(queues.chunks, queues.follow);
+    connection.on("ready", () => outages.recovered());
+    const allowRetries = options.allowRetries === true;
+    const board = await startBoard({
+      queues,
+      credentials: { user, password },
+      port: options.port,
+      allowRetries,
+    });
+    log.info(
+      { url: board.url, queuePrefix: config.queuePrefix, allowRetries },
+      allowRetries ? "board listening (retries allowed)" : "board listening (read-only)",
+    );
     let stopping = false;
     const stop = async (signal: string) => {
       if (stopping) return;
