@@ -7,7 +7,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Queue } from "bullmq";
 import IORedis from "ioredis";
 import { freePort } from "../../devnet/anvil.ts";
+import { checkChainSettings } from "../../indexer/chain-settings.ts";
 import { QUEUE } from "../../indexer/jobs/queues.ts";
+import { checkPostgres, checkRedis, checkRpc, Misconfigured } from "../../lib/connection-checks.ts";
+import { Unreachable } from "../../lib/fail.ts";
 import { type CommandResult, runCommand } from "../support/commands.ts";
 import { createScratchDatabase } from "../support/database.ts";
 import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
@@ -104,8 +107,11 @@ describe("settings that are malformed are refused before anything connects (exit
       ["RPC_URL", "garbage"],
       ["RPC_URL", "ftp://127.0.0.1:8545"],
     ] as const;
+    // lib/config.ts on its own: every command loads it first, and it is quick to start.
     const results = await Promise.all(
-      cases.map(([variable, value]) => cli(["status"], { [variable]: value })),
+      cases.map(([variable, value]) =>
+        runCommand(["lib/config.ts"], settings({ [variable]: value })),
+      ),
     );
     results.forEach((result, index) => {
       expect(result.code).toBe(2);
@@ -129,60 +135,86 @@ describe("services that are away or wrong are named with their real cause", () =
     return url.toString();
   };
 
-  test("Postgres: a closed port, a missing database, an unknown role", async () => {
-    const [closed, missing, role] = await Promise.all([
-      cli(["status"], { DATABASE_URL: databaseAt((url) => (url.port = String(closedPort))) }),
-      cli(["token", "list"], {
-        DATABASE_URL: databaseAt((url) => (url.pathname = "/cs_no_such_database")),
-      }),
-      cli(["status"], { DATABASE_URL: databaseAt((url) => (url.username = "cs_no_such_role")) }),
-    ]);
-    expectOneLine(closed, 1, ["DATABASE_URL", "ECONNREFUSED"]);
-    expectOneLine(missing, 2, ["DATABASE_URL", 'database "cs_no_such_database" does not exist']);
-    expectOneLine(role, 2, ["DATABASE_URL", 'role "cs_no_such_role" does not exist']);
+  test("Postgres: a closed port is unreachable; a missing database or an unknown role is refused", async () => {
+    const closed = databaseAt((url) => {
+      url.port = String(closedPort);
+    });
+    const missing = databaseAt((url) => {
+      url.pathname = "/cs_no_such_database";
+    });
+    const role = databaseAt((url) => {
+      url.username = "cs_no_such_role";
+    });
+    await expect(checkPostgres(closed)).rejects.toThrow(Unreachable);
+    await expect(checkPostgres(closed)).rejects.toThrow(/^DATABASE_URL .*ECONNREFUSED/);
+    await expect(checkPostgres(missing)).rejects.toThrow(Misconfigured);
+    await expect(checkPostgres(missing)).rejects.toThrow(
+      'database "cs_no_such_database" does not exist',
+    );
+    await expect(checkPostgres(missing, { databaseMayBeMissing: true })).resolves.toBeUndefined();
+    await expect(checkPostgres(role)).rejects.toThrow(Misconfigured);
+    await expect(checkPostgres(role)).rejects.toThrow('role "cs_no_such_role" does not exist');
+    await expect(checkPostgres(database.url)).resolves.toBeUndefined();
   });
 
-  test("Redis on a closed port: one-shot commands fail within seconds, one line, no ioredis traces", async () => {
+  test("Redis and the node on a closed port are unreachable, named, within seconds", async () => {
+    const started = performance.now();
+    await expect(checkRedis(`redis://127.0.0.1:${closedPort}`)).rejects.toThrow(
+      /^REDIS_URL .*ECONNREFUSED/,
+    );
+    await expect(checkRpc(`http://127.0.0.1:${closedPort}`)).rejects.toThrow(
+      /^RPC_URL .*does not answer/,
+    );
+    expect(performance.now() - started).toBeLessThan(5_000);
+    await expect(checkRedis(redis.url)).resolves.toBeUndefined();
+  });
+
+  test("a STAKER_ADDRESS with no contract, or with a contract that is not a staker, is refused", async () => {
+    const chain = {
+      rpcUrl: devnet.node.rpcUrl,
+      rpcSource: "RPC_URL",
+      stakerSource: "STAKER_ADDRESS",
+      startBlock: async () => devnet.deployment.deployBlock,
+    };
+    await expect(
+      checkChainSettings({ ...chain, staker: "0x000000000000000000000000000000000000dead" }),
+    ).rejects.toThrow(/^STAKER_ADDRESS .*no contract/);
+    await expect(
+      checkChainSettings({ ...chain, staker: devnet.deployment.addresses.bytes }),
+    ).rejects.toThrow(/^STAKER_ADDRESS .*not a NeoTokyoStaker/);
+    await expect(
+      checkChainSettings({ ...chain, staker: devnet.deployment.addresses.staker }),
+    ).resolves.toBe(31337);
+  });
+
+  test("commands print those as one line: Redis away (exit 1, no ioredis traces), a missing database and a wrong staker (exit 2)", async () => {
     const redisUrl = `redis://127.0.0.1:${closedPort}`;
-    const results = await Promise.all([
+    const [status, enqueue, missing, staker] = await Promise.all([
       cli(["status"], { REDIS_URL: redisUrl }),
       cli(["backfill", "--enqueue-only"], { REDIS_URL: redisUrl }),
-      cli(["reindex", "--from", "1", "--to", "2"], { REDIS_URL: redisUrl }),
+      cli(["token", "list"], {
+        DATABASE_URL: databaseAt((url) => {
+          url.pathname = "/cs_no_such_database";
+        }),
+      }),
+      cli(["status"], { STAKER_ADDRESS: devnet.deployment.addresses.bytes }),
     ]);
-    for (const result of results) {
+    for (const result of [status, enqueue]) {
       expectOneLine(result, 1, ["REDIS_URL", "ECONNREFUSED"]);
       expect(result.stderr.trim().split("\n")).toHaveLength(1);
       expect(result.ms).toBeLessThan(10_000);
     }
-  });
-
-  test("the node on a closed port names RPC_URL", async () => {
-    expectOneLine(await cli(["status"], { RPC_URL: `http://127.0.0.1:${closedPort}` }), 1, [
-      "RPC_URL",
-      "does not answer",
-    ]);
-  });
-
-  test("STAKER_ADDRESS with no contract, or with a contract that is not a staker", async () => {
-    const [nothing, token] = await Promise.all([
-      cli(["status"], { STAKER_ADDRESS: "0x000000000000000000000000000000000000dead" }),
-      cli(["status"], { STAKER_ADDRESS: devnet.deployment.addresses.bytes }),
-    ]);
-    expectOneLine(nothing, 2, ["STAKER_ADDRESS", "no contract"]);
-    expectOneLine(token, 2, ["STAKER_ADDRESS", "not a NeoTokyoStaker"]);
+    expectOneLine(missing, 2, ["DATABASE_URL", 'database "cs_no_such_database" does not exist']);
+    expectOneLine(staker, 2, ["STAKER_ADDRESS", "not a NeoTokyoStaker"]);
   });
 });
 
 describe("small refusals", () => {
-  test("a token needs a label: '' and blanks are refused with exit 2", async () => {
-    const results = await Promise.all(
-      ["", "   "].map((label) => cli(["token", "create", "--label", label])),
-    );
-    for (const result of results) {
-      expect(result.code).toBe(2);
-      expect(result.stderr).toContain("a label is required");
-      expect(result.stdout).toBe("");
-    }
+  test("a token needs a label: '' is refused with exit 2", async () => {
+    const result = await cli(["token", "create", "--label", ""]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("a label is required");
+    expect(result.stdout).toBe("");
   });
 });
 
