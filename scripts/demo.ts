@@ -152,7 +152,7 @@ The devnet, the indexer and the API are running. Try:
   curl -s -H 'Authorization: Bearer ${token}' '${url}'
 
 Also: http://127.0.0.1:${port}/docs (API docs), http://127.0.0.1:${port}/readyz,
-      DATABASE_URL=${databaseUrl} RPC_URL=${node.rpcUrl} STAKER_ADDRESS=${deployment.addresses.staker} bun scripts/cli.ts status
+      DATABASE_URL=${databaseUrl} QUEUE_PREFIX=${DEMO_QUEUE_PREFIX} RPC_URL=${node.rpcUrl} STAKER_ADDRESS=${deployment.addresses.staker} bun scripts/cli.ts status
 New staking activity is mined every 2 seconds. Ctrl-C stops everything.
 `);
 
