@@ -1,19 +1,44 @@
 /**
  * The API process: `bun api/main.ts [--migrate]`. Reads config, optionally creates and migrates
  * the database, listens, and on SIGTERM/SIGINT stops taking requests, closes the pools and exits 0.
+ * A database that is wrong (missing, unknown role) or a port that is taken stops it with one
+ * line; Postgres or the node being away does not: it serves 503 and /readyz says why until
+ * they answer.
  */
 import { createPublicClient, http } from "viem";
 import { ensureDatabase, runMigrations } from "../db/migrate.ts";
 import { config } from "../lib/config.ts";
+import { checkPostgres, checkRpc } from "../lib/connection-checks.ts";
+import { failAndExit, Unreachable } from "../lib/fail.ts";
+import { EXCLUSIVE_PORT, explainListenError } from "../lib/listen.ts";
 import { logger } from "../lib/log.ts";
 import { createApp } from "./app.ts";
 import { openConnections } from "./connections.ts";
 
 const log = logger("api");
 
-if (process.argv.includes("--migrate")) {
-  await ensureDatabase(config.databaseUrl);
-  await runMigrations(config.databaseUrl);
+const migrate = process.argv.includes("--migrate");
+const [database, node] = await Promise.allSettled([
+  checkPostgres(config.databaseUrl, { databaseMayBeMissing: migrate }),
+  config.chain.rpcUrl ? checkRpc(config.chain.rpcUrl) : undefined,
+]);
+for (const check of [database, node]) {
+  if (check.status === "fulfilled") continue;
+  // Away is an outage to wait out (unless migrations need the database now); wrong is not.
+  if (check.reason instanceof Unreachable && !(migrate && check === database)) {
+    log.warn({ cause: check.reason.message }, "starting anyway; /readyz is 503 until it answers");
+  } else {
+    failAndExit(check.reason);
+  }
+}
+
+if (migrate) {
+  try {
+    await ensureDatabase(config.databaseUrl);
+    await runMigrations(config.databaseUrl);
+  } catch (error) {
+    failAndExit(error);
+  }
   log.info("migrations applied");
 }
 
@@ -41,7 +66,19 @@ const app = createApp({
     imageTemplateS1: config.api.imageTemplateS1,
     imageTemplateS2: config.api.imageTemplateS2,
   },
-}).listen({ hostname: config.api.host, port: config.api.port });
+});
+try {
+  app.listen({ hostname: config.api.host, port: config.api.port, ...EXCLUSIVE_PORT });
+} catch (error) {
+  await connections.close();
+  failAndExit(
+    explainListenError(error, {
+      hostname: config.api.host,
+      port: config.api.port,
+      setting: "PORT",
+    }),
+  );
+}
 
 log.info({ host: config.api.host, port: app.server?.port }, "listening");
 

@@ -2,8 +2,11 @@ import { existsSync } from "node:fs";
 import type { Address } from "viem";
 import { readDeploymentFile } from "../devnet/deploy.ts";
 import { type Config, ConfigError } from "../lib/config.ts";
+import { checkRpc, Misconfigured } from "../lib/connection-checks.ts";
+import { describeCause } from "../lib/error-cause.ts";
 import { createChainClient } from "./chain/client.ts";
 import { findDeploymentBlock } from "./chain/deployment-block.ts";
+import { stakerAbi } from "./chain/staker-abi.ts";
 
 export interface ChainSettings {
   rpcUrl: string;
@@ -11,6 +14,9 @@ export interface ChainSettings {
   chainId?: number;
   /** Where indexing starts on a fresh database. */
   startBlock: () => Promise<bigint>;
+  /** Where the node and the staker came from, for messages: "RPC_URL" or the devnet file. */
+  rpcSource: string;
+  stakerSource: string;
 }
 
 /**
@@ -28,6 +34,8 @@ export async function resolveChainSettings(config: Config): Promise<ChainSetting
     return {
       rpcUrl,
       staker,
+      rpcSource: "RPC_URL",
+      stakerSource: "STAKER_ADDRESS",
       chainId: chain.chainId ?? 1,
       startBlock: async () =>
         chain.startBlock ?? (await findDeploymentBlock(createChainClient(rpcUrl), staker)),
@@ -38,6 +46,8 @@ export async function resolveChainSettings(config: Config): Promise<ChainSetting
     return {
       rpcUrl,
       staker: stakerAddress,
+      rpcSource: "RPC_URL",
+      stakerSource: "STAKER_ADDRESS",
       chainId: chain.chainId,
       startBlock: async () =>
         chain.startBlock ?? (await findDeploymentBlock(createChainClient(rpcUrl), stakerAddress)),
@@ -49,10 +59,44 @@ export async function resolveChainSettings(config: Config): Promise<ChainSetting
     );
   }
   const deployment = await readDeploymentFile(chain.devnetFile);
+  const fromFile = `the devnet file ${chain.devnetFile} (DEVNET_FILE)`;
   return {
     rpcUrl: chain.rpcUrl ?? deployment.rpcUrl,
+    rpcSource: chain.rpcUrl ? "RPC_URL" : `the rpcUrl in ${fromFile}`,
+    stakerSource: `the staker in ${fromFile}`,
     staker: deployment.addresses.staker,
     chainId: chain.chainId ?? deployment.chainId,
     startBlock: async () => chain.startBlock ?? deployment.deployBlock,
   };
+}
+
+/**
+ * Fails fast, naming the setting, when the node does not answer, serves another chain, or has
+ * no staker at the address: otherwise the first read fails later as "returned no data".
+ */
+export async function checkChainSettings(settings: ChainSettings): Promise<number> {
+  const chainId = await checkRpc(settings.rpcUrl, { source: settings.rpcSource });
+  if (settings.chainId !== undefined && settings.chainId !== chainId) {
+    throw new Misconfigured(
+      `CHAIN_ID (or the preset) says chain ${settings.chainId} but ${settings.rpcSource} serves chain ${chainId}`,
+    );
+  }
+  const client = createChainClient(settings.rpcUrl, { retryCount: 0, timeoutMs: 5_000 });
+  const where = `${settings.stakerSource} (${settings.staker})`;
+  const code = await client.getCode({ address: settings.staker });
+  if (code === undefined || code === "0x") {
+    throw new Misconfigured(`${where}: no contract at this address on chain ${chainId}`);
+  }
+  try {
+    await client.readContract({
+      address: settings.staker,
+      abi: stakerAbi,
+      functionName: "S1_CITIZEN",
+    });
+  } catch (error) {
+    throw new Misconfigured(
+      `${where}: not a NeoTokyoStaker on chain ${chainId} (S1_CITIZEN() failed: ${describeCause(error)})`,
+    );
+  }
+  return chainId;
 }

@@ -1,7 +1,8 @@
-import { type Job, UnrecoverableError, Worker } from "bullmq";
+import { type Job, Queue, UnrecoverableError, Worker } from "bullmq";
 import type { Address } from "viem";
 import { createDatabase } from "../db/client.ts";
 import { errorSummary, logger } from "../lib/log.ts";
+import { createOutageReporter } from "../lib/outages.ts";
 import type { Season } from "../lib/vocabulary.ts";
 import { ReadReverted } from "./chain/call-failure.ts";
 import { readTokenUris } from "./chain/citizen-reads.ts";
@@ -17,6 +18,7 @@ import {
   enqueueRange,
   FOLLOW_SCHEDULER_ID,
   QUEUE,
+  type Queues,
   redisConnection,
 } from "./jobs/queues.ts";
 import { requeueLostRanges } from "./jobs/reconcile.ts";
@@ -44,6 +46,11 @@ export interface IndexerOptions {
   /** Blocks a follow tick indexes itself before it hands the range to chunk jobs. */
   inlineBlocks?: number;
   rpcTimeoutMs?: number;
+  /**
+   * For commands that only look (status): the queues write nothing to Redis. BullMQ otherwise
+   * writes each queue's meta key when it connects, creating keys under any prefix it is given.
+   */
+  readOnly?: boolean;
 }
 
 export class ChainMismatch extends Error {
@@ -94,7 +101,13 @@ export async function createIndexer(options: IndexerOptions) {
   const database = createDatabase(options.databaseUrl, { max: options.concurrency + 2 });
   const store = createIndexerStore(database.db);
   const redis = redisConnection(options.redisUrl);
-  const queues = createQueues(redis, options.queuePrefix);
+  const queues = options.readOnly
+    ? readOnlyQueues(redis, options.queuePrefix)
+    : createQueues(redis, options.queuePrefix);
+  // One warning per Redis outage, not a line (or, without a listener, a stack) per retry.
+  const redisOutages = createOutageReporter("REDIS_URL", log);
+  redisOutages.watch(queues.chunks, queues.follow);
+  redis.on("ready", () => redisOutages.recovered());
   const governor = new LogRangeGovernor(options.maxLogRange);
   const finalityDepth = options.finalityDepth;
   const deps = { client, logClient, store, contracts, governor, queues, log, finalityDepth };
@@ -301,7 +314,7 @@ export async function createIndexer(options: IndexerOptions) {
             log.warn({ job: job?.id, queue: worker.name, err: error.message }, "job failed"),
           );
         }
-        worker.on("error", (error) => log.error({ err: error.message }, "worker error"));
+        redisOutages.watch(worker);
       }
     },
 
@@ -314,6 +327,13 @@ export async function createIndexer(options: IndexerOptions) {
       await database.close();
     },
   };
+}
+
+function readOnlyQueues(connection: ReturnType<typeof redisConnection>, prefix: string): Queues {
+  const settings = { connection, prefix, skipMetasUpdate: true };
+  const chunks = new Queue<ChunkJobData>(QUEUE.chunks, settings);
+  const follow = new Queue(QUEUE.follow, settings);
+  return { chunks, follow, close: () => Promise.all([chunks.close(), follow.close()]) };
 }
 
 export type Indexer = Awaited<ReturnType<typeof createIndexer>>;

@@ -3,8 +3,9 @@
  * and a bad value stops the process with a message that names the variable.
  */
 import { isAddress } from "viem";
+import { Refused } from "./fail.ts";
 
-export class ConfigError extends Error {
+export class ConfigError extends Refused {
   override name = "ConfigError";
 }
 
@@ -38,6 +39,25 @@ function optionalInteger(name: string, min: number, max: number): number | undef
   return Number(raw);
 }
 
+/**
+ * A URL with one of the given schemes and a host. The value is not echoed back: URLs carry
+ * passwords and provider keys.
+ */
+function url(name: string, value: string, schemes: readonly string[], what: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(value);
+  } catch {
+    throw new ConfigError(`${name} is not a URL; expected ${what}`);
+  }
+  const scheme = parsed.protocol.replace(/:$/, "");
+  if (!schemes.includes(scheme)) {
+    throw new ConfigError(`${name} has the scheme "${scheme}"; expected ${what}`);
+  }
+  if (!parsed.hostname) throw new ConfigError(`${name} has no host; expected ${what}`);
+  return value;
+}
+
 function optionalBlock(name: string): bigint | undefined {
   const raw = optionalText(name);
   if (raw === undefined) return undefined;
@@ -52,6 +72,11 @@ function optionalAddress(name: string): `0x${string}` | undefined {
     throw new ConfigError(`${name} must be a 0x-prefixed 20-byte address, got "${raw}"`);
   }
   return raw.toLowerCase() as `0x${string}`;
+}
+
+function optionalRpcUrl(): string | undefined {
+  const raw = optionalText("RPC_URL");
+  return raw === undefined ? undefined : url("RPC_URL", raw, ["http", "https"], "an http(s) URL");
 }
 
 function oneOf<T extends string>(name: string, allowed: readonly T[], fallback: T): T {
@@ -70,14 +95,26 @@ function load() {
   const preset = oneOf<Preset>("PRESET", ["devnet", "mainnet"], "devnet");
   return {
     logLevel: oneOf("LOG_LEVEL", ["trace", "debug", "info", "warn", "error", "silent"], "info"),
-    databaseUrl: text("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/citizen_staking"),
-    redisUrl: text("REDIS_URL", "redis://127.0.0.1:6379"),
+    databaseUrl: url(
+      "DATABASE_URL",
+      text("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/citizen_staking"),
+      ["postgres", "postgresql"],
+      "postgres://user@host:port/database",
+    ),
+    redisUrl: url(
+      "REDIS_URL",
+      text("REDIS_URL", "redis://127.0.0.1:6379"),
+      ["redis", "rediss"],
+      "redis://host:port or rediss://",
+    ),
     /** Prefix of every BullMQ key, so several deployments can share one Redis. */
     queuePrefix: text("QUEUE_PREFIX", "citizen-staking"),
     chain: {
       preset,
       /** Unset on the devnet preset means: use the devnet the demo started (see devnetFile). */
-      rpcUrl: optionalText("RPC_URL"),
+      // HTTP only: the indexer batches JSON-RPC requests over HTTP (viem's http transport), and
+      // the API asks the same URL for the head.
+      rpcUrl: optionalRpcUrl(),
       chainId: integer("CHAIN_ID", 0) || undefined,
       stakerAddress:
         optionalAddress("STAKER_ADDRESS") ?? (preset === "mainnet" ? MAINNET_STAKER : undefined),

@@ -1,23 +1,32 @@
 #!/usr/bin/env bun
 /** The operator's command line: migrate, backfill, follow, reindex, status, verify, board, tokens. */
-import { Command, InvalidArgumentError } from "commander";
+import { Command, CommanderError, InvalidArgumentError } from "commander";
 import { createDatabase, type Database } from "../db/client.ts";
 import { ensureDatabase, runMigrations } from "../db/migrate.ts";
 import { createToken, listTokens, revokeToken } from "../db/tokens.ts";
 import { startBoard } from "../indexer/board.ts";
-import { resolveChainSettings } from "../indexer/chain-settings.ts";
+import {
+  type ChainSettings,
+  checkChainSettings,
+  resolveChainSettings,
+} from "../indexer/chain-settings.ts";
 import {
   BackfillLeavesGap,
+  ChainMismatch,
   createIndexer,
   type Indexer,
   RangeAboveFinality,
 } from "../indexer/indexer.ts";
 import { createQueues, enqueueRange, redisConnection } from "../indexer/jobs/queues.ts";
 import { isParked } from "../indexer/jobs/reconcile.ts";
-import { BackfillStalled, showProgress } from "../indexer/progress.ts";
+import { showProgress } from "../indexer/progress.ts";
 import { citizenStakers, verifyAgainstChain } from "../indexer/verify.ts";
+import { checkRange } from "../lib/block-range.ts";
 import { ConfigError, config } from "../lib/config.ts";
+import { checkPostgres, checkRedis } from "../lib/connection-checks.ts";
+import { failAndExit, Refused } from "../lib/fail.ts";
 import { logger } from "../lib/log.ts";
+import { createOutageReporter } from "../lib/outages.ts";
 
 const log = logger("cli");
 
@@ -31,8 +40,27 @@ async function migrate() {
   await runMigrations(config.databaseUrl);
 }
 
-async function openIndexer(): Promise<Indexer> {
-  const chain = await resolveChainSettings(config);
+/**
+ * Checks, at once and in one line each, the services a command needs, before it opens the
+ * clients that would wait for them. `database: "may-create"` for commands that migrate first.
+ */
+async function checkServices(needs: {
+  database?: "existing" | "may-create";
+  redis?: boolean;
+  chain?: ChainSettings;
+}): Promise<void> {
+  await Promise.all([
+    needs.database &&
+      checkPostgres(config.databaseUrl, { databaseMayBeMissing: needs.database === "may-create" }),
+    needs.redis && checkRedis(config.redisUrl),
+    needs.chain && checkChainSettings(needs.chain),
+  ]);
+}
+
+async function openIndexer(
+  chain: ChainSettings,
+  { readOnly = false }: { readOnly?: boolean } = {},
+): Promise<Indexer> {
   return createIndexer({
     rpcUrl: chain.rpcUrl,
     staker: chain.staker,
@@ -41,6 +69,7 @@ async function openIndexer(): Promise<Indexer> {
     redisUrl: config.redisUrl,
     queuePrefix: config.queuePrefix,
     ...config.indexer,
+    readOnly,
   });
 }
 
@@ -61,12 +90,15 @@ function closeOnSignal(indexer: Indexer) {
 const program = new Command()
   .name("citizen-staking")
   .description("Operate the citizen-staking indexer and API")
-  .showHelpAfterError();
+  .showHelpAfterError("(add --help for usage)")
+  // Usage errors end in the catch below, so that bad input exits 2 like every other refusal.
+  .exitOverride();
 
 program
   .command("migrate")
   .description("create the database if needed and apply every migration")
   .action(async () => {
+    await checkServices({ database: "may-create" });
     await migrate();
     log.info("migrations applied");
   });
@@ -78,9 +110,10 @@ program
   )
   .option("--no-migrate", "do not apply migrations on start")
   .action(async (options: { migrate: boolean }) => {
-    if (options.migrate) await migrate();
     const chain = await resolveChainSettings(config);
-    const indexer = await openIndexer();
+    await checkServices({ database: options.migrate ? "may-create" : "existing", chain });
+    if (options.migrate) await migrate();
+    const indexer = await openIndexer(chain);
     const checkpoint = await indexer.ensureCheckpoint(await chain.startBlock());
     log.info(
       { indexedBlock: checkpoint.indexedBlock.toString(), staker: indexer.contracts.staker },
@@ -94,9 +127,19 @@ program
   .command("worker")
   .description("run chunk workers only (add processes on more hosts to backfill faster)")
   .action(async () => {
-    const indexer = await openIndexer();
+    const chain = await resolveChainSettings(config);
+    await checkServices({ database: "existing", chain });
+    const indexer = await openIndexer(chain);
     await indexer.start({ follow: false });
     closeOnSignal(indexer);
+    log.info(
+      {
+        queuePrefix: config.queuePrefix,
+        concurrency: config.indexer.concurrency,
+        staker: indexer.contracts.staker,
+      },
+      "worker taking chunk jobs",
+    );
   });
 
 program
@@ -107,17 +150,36 @@ program
     "first block (default: the checkpoint, or the start block)",
     blockNumber,
   )
-  .option("--to <block>", "last block (default: the head)", blockNumber)
+  .option("--to <block>", "last block (default: the finality boundary)", blockNumber)
   .option("--enqueue-only", "queue the chunks for other workers and exit")
   .action(async (options: { from?: bigint; to?: bigint; enqueueOnly?: boolean }) => {
-    await migrate();
     const chain = await resolveChainSettings(config);
-    const indexer = await openIndexer();
-    const { from, to, chunks } = await indexer.enqueueBackfill({
-      from: options.from,
-      to: options.to,
-      startBlock: await chain.startBlock(),
-    });
+    await checkServices({ database: "may-create", redis: true, chain });
+    await migrate();
+    const indexer = await openIndexer(chain);
+    const startBlock = await chain.startBlock();
+    const [checkpoint, { head, finalized }] = await Promise.all([
+      indexer.store.checkpoint(),
+      indexer.chainTip(),
+    ]);
+    // Blocks above the finality boundary are the follower's, indexed block by block.
+    const range = {
+      from: options.from ?? (checkpoint ? checkpoint.indexedBlock + 1n : startBlock),
+      to: options.to ?? finalized,
+    };
+    if (options.from === undefined && options.to === undefined && range.from > range.to) {
+      console.log(
+        `nothing to backfill: indexed up to ${range.from - 1n}, finality boundary ${finalized}, head ${head}`,
+      );
+      return indexer.close();
+    }
+    try {
+      checkRange(range, { startBlock, head });
+    } catch (error) {
+      await indexer.close();
+      throw error;
+    }
+    const { from, to, chunks } = await indexer.enqueueBackfill({ ...range, startBlock });
     log.info({ from: from.toString(), to: to.toString(), chunks }, "backfill queued");
     if (options.enqueueOnly) return indexer.close();
     await indexer.start({ follow: false });
@@ -136,12 +198,19 @@ program
   .requiredOption("--to <block>", "last block", blockNumber)
   .option("--enqueue-only", "queue the chunks for other workers and exit")
   .action(async (options: { from: bigint; to: bigint; enqueueOnly?: boolean }) => {
-    const indexer = await openIndexer();
-    const checkpoint = await indexer.store.checkpoint();
-    if (!checkpoint || options.to > checkpoint.indexedBlock) {
-      throw new ConfigError(
-        `reindex covers indexed blocks only (up to ${checkpoint?.indexedBlock ?? "none yet"}); use backfill beyond`,
-      );
+    const chain = await resolveChainSettings(config);
+    await checkServices({ database: "existing", redis: true, chain });
+    const indexer = await openIndexer(chain);
+    const [checkpoint, head, startBlock] = await Promise.all([
+      indexer.store.checkpoint(),
+      indexer.client.getBlockNumber(),
+      chain.startBlock(),
+    ]);
+    try {
+      checkRange(options, { startBlock, head, indexedBlock: checkpoint?.indexedBlock ?? null });
+    } catch (error) {
+      await indexer.close();
+      throw error;
     }
     const chunks = await enqueueRange(
       indexer.queues.chunks,
@@ -170,7 +239,9 @@ program
     "head, finality boundary, indexed block, lag, queues, failures and recorded read failures",
   )
   .action(async () => {
-    const indexer = await openIndexer();
+    const chain = await resolveChainSettings(config);
+    await checkServices({ database: "existing", redis: true, chain });
+    const indexer = await openIndexer(chain, { readOnly: true });
     const [tip, checkpoint, chunks, follows, parked, lastFollowFailures, health, counts] =
       await Promise.all([
         indexer.chainTip(),
@@ -243,10 +314,12 @@ program
   )
   .requiredOption("--to <block>", "the last block to keep", blockNumber)
   .action(async (options: { to: bigint }) => {
-    const indexer = await openIndexer();
+    const chain = await resolveChainSettings(config);
+    await checkServices({ database: "existing", redis: true, chain });
+    const indexer = await openIndexer(chain);
     const checkpoint = await indexer.store.checkpoint();
     if (!checkpoint || options.to > checkpoint.indexedBlock) {
-      throw new ConfigError(
+      throw new Refused(
         `--to ${options.to} is above the indexed block (${checkpoint?.indexedBlock ?? "none yet"}): nothing to roll back`,
       );
     }
@@ -262,7 +335,9 @@ program
   .description("citizens whose metadata could not be read (served with the fallback name)")
   .option("--retry", "read their metadata again at the head and keep what now reads")
   .action(async (options: { retry?: boolean }) => {
-    const indexer = await openIndexer();
+    const chain = await resolveChainSettings(config);
+    await checkServices({ database: "existing", redis: true, chain });
+    const indexer = await openIndexer(chain, { readOnly: !options.retry });
     if (options.retry) {
       const { fixed, still } = await indexer.retryReadFailures();
       console.log(`read again: ${fixed} fixed, ${still} still failing`);
@@ -289,7 +364,9 @@ program
     return n;
   })
   .action(async (options: { sample?: number }) => {
-    const indexer = await openIndexer();
+    const chain = await resolveChainSettings(config);
+    await checkServices({ database: "existing", redis: true, chain });
+    const indexer = await openIndexer(chain, { readOnly: true });
     const checkpoint = await indexer.store.checkpoint();
     if (!checkpoint) throw new ConfigError("nothing indexed yet");
     let wallets = await citizenStakers(indexer.database.db);
@@ -330,7 +407,11 @@ program
     },
     3001,
   )
-  .action(async (options: { port: number }) => {
+  .option(
+    "--allow-retries",
+    "let operators retry failed jobs (every other change, such as clean, remove, promote or pause, stays refused)",
+  )
+  .action(async (options: { port: number; allowRetries?: boolean }) => {
     const { boardUser: user, boardPassword: password } = config.api;
     if (!user || !password) {
       throw new ConfigError(
@@ -339,8 +420,20 @@ program
     }
     const connection = redisConnection(config.redisUrl);
     const queues = createQueues(connection, config.queuePrefix);
-    const board = await startBoard({ queues, credentials: { user, password }, port: options.port });
-    log.info({ url: board.url, queuePrefix: config.queuePrefix }, "board listening");
+    const outages = createOutageReporter("REDIS_URL", log);
+    outages.watch(queues.chunks, queues.follow);
+    connection.on("ready", () => outages.recovered());
+    const allowRetries = options.allowRetries === true;
+    const board = await startBoard({
+      queues,
+      credentials: { user, password },
+      port: options.port,
+      allowRetries,
+    });
+    log.info(
+      { url: board.url, queuePrefix: config.queuePrefix, allowRetries },
+      allowRetries ? "board listening (retries allowed)" : "board listening (read-only)",
+    );
     let stopping = false;
     const stop = async (signal: string) => {
       if (stopping) return;
@@ -370,8 +463,13 @@ const token = program.command("token").description("bearer tokens of the read AP
 token
   .command("create")
   .description("create a token and print it (the only time it is shown; only its hash is kept)")
-  .requiredOption("--label <label>", "who or what the token is for")
+  .requiredOption("--label <label>", "who or what the token is for", (value: string) => {
+    if (value.trim() === "")
+      throw new InvalidArgumentError("a label is required (who or what the token is for)");
+    return value.trim();
+  })
   .action(async (options: { label: string }) => {
+    await checkServices({ database: "existing" });
     const created = await withDatabase((db) => createToken(db, options.label));
     console.error(`token ${created.id} (${created.label}) created; store it now, it is not kept:`);
     console.log(created.token);
@@ -381,6 +479,7 @@ token
   .command("list")
   .description("list tokens (ids, labels, dates; never the tokens)")
   .action(async () => {
+    await checkServices({ database: "existing" });
     const rows = await withDatabase((db) => listTokens(db));
     for (const row of rows) {
       const state = row.revokedAt ? `revoked ${row.revokedAt.toISOString()}` : "active";
@@ -397,27 +496,14 @@ token
     return Number(value);
   })
   .action(async (id: number) => {
+    await checkServices({ database: "existing" });
     const revoked = await withDatabase((db) => revokeToken(db, id));
     if (!revoked) throw new ConfigError(`no active token with id ${id}`);
     console.log(`token ${id} revoked`);
   });
 
 program.parseAsync().catch((error: unknown) => {
-  if (error instanceof BackfillStalled) {
-    console.error(`error: ${error.message}`);
-    process.exit(1);
-  }
-  if (
-    error instanceof ConfigError ||
-    error instanceof BackfillLeavesGap ||
-    error instanceof RangeAboveFinality
-  ) {
-    console.error(`error: ${error.message}`);
-    process.exit(2);
-  }
-  log.error(
-    { err: error instanceof Error ? { name: error.name, message: error.message } : error },
-    "failed",
-  );
-  process.exit(1);
+  // Commander has printed the usage error (or the help) already.
+  if (error instanceof CommanderError) process.exit(error.exitCode === 0 ? 0 : 2);
+  failAndExit(error, [BackfillLeavesGap, ChainMismatch, RangeAboveFinality]);
 });

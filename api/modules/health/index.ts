@@ -1,7 +1,8 @@
 /**
  * Probes, without auth. /healthz: the process answers. /readyz: Postgres answers, a checkpoint
- * exists, and (when a chain head is known, from RPC_URL) the indexer is at most maxLagBlocks
- * behind it. With no RPC the lag is not judged: readiness then means "serving indexed data".
+ * exists, and, when RPC_URL is configured, the node answers and the indexer is at most
+ * maxLagBlocks behind its head; the body lists the reasons when not. With no RPC the lag is not
+ * judged: readiness then means "serving indexed data".
  */
 import { Elysia } from "elysia";
 import { setIndexedBlock } from "../../indexed-block.ts";
@@ -11,7 +12,7 @@ import type { HealthService } from "./service.ts";
 export interface HealthDependencies {
   health: HealthService;
   maxLagBlocks: number;
-  /** The chain head, when the API is given an RPC; undefined or a failure leaves lag unknown. */
+  /** The chain head, when the API is given an RPC; a failure makes the API not ready. */
   chainHead?: () => Promise<bigint>;
 }
 
@@ -24,30 +25,14 @@ export function healthModule({ health, maxLagBlocks, chainHead }: HealthDependen
     .get(
       "/readyz",
       async ({ set, status }) => {
-        const [indexed, head] = await Promise.all([
-          health.indexedBlock().then(
-            (block) => ({ reachable: true, block }),
-            () => ({ reachable: false, block: null }),
-          ),
-          chainHead ? chainHead().catch(() => null) : Promise.resolve(null),
-        ]);
-        setIndexedBlock(set, indexed.block);
-        const lag = head !== null && indexed.block !== null ? Number(head - indexed.block) : null;
-        const body: Readiness = {
-          ready:
-            indexed.reachable && indexed.block !== null && (lag === null || lag <= maxLagBlocks),
-          database: indexed.reachable ? "ok" : "unreachable",
-          indexedBlock: indexed.block?.toString() ?? null,
-          headBlock: head?.toString() ?? null,
-          lagBlocks: lag,
-          maxLagBlocks,
-        };
+        const body = await health.readiness({ maxLagBlocks, chainHead });
+        setIndexedBlock(set, body.indexedBlock === null ? null : BigInt(body.indexedBlock));
         return body.ready ? body : status(503, body);
       },
       {
         response: { 200: Readiness, 503: Readiness },
         detail: {
-          summary: "Ready to serve: database up and the indexer close to the head",
+          summary: "Ready to serve: database up, node answering, the indexer close to the head",
           tags: ["operations"],
         },
       },

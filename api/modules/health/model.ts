@@ -4,7 +4,13 @@ export const Liveness = t.Object({ status: t.Literal("ok") });
 
 export const Readiness = t.Object({
   ready: t.Boolean(),
+  reasons: t.Array(t.String(), {
+    description: "why the API is not ready, one line each; empty when it is",
+  }),
   database: t.Union([t.Literal("ok"), t.Literal("unreachable")]),
+  rpc: t.Union([t.Literal("ok"), t.Literal("unreachable"), t.Literal("not configured")], {
+    description: "the node at RPC_URL, asked for the head",
+  }),
   indexedBlock: t.Union([t.String(), t.Null()], {
     description: "null before the first checkpoint",
   }),

@@ -1,0 +1,115 @@
+/**
+ * Fail-fast checks for one-shot commands: each tries its service once with a short timeout and,
+ * when it cannot be used, throws one line naming the variable and the real cause. The clients
+ * the commands then open retry and wait (BullMQ's connection waits for Redis forever), which is
+ * right for a long-running process and wrong for `status`.
+ */
+import IORedis from "ioredis";
+import postgres from "postgres";
+import { createPublicClient, http } from "viem";
+import { causeCode, describeCause, safeUrl } from "./error-cause.ts";
+import { Refused, Unreachable } from "./fail.ts";
+
+/** The variable points at a service that answers but cannot be used as configured. */
+export class Misconfigured extends Refused {
+  override name = "Misconfigured";
+}
+
+/** Codes of a server that is not there (as opposed to one that answers "no"). */
+const NOT_THERE = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ECONNABORTED",
+  "EPIPE",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "CONNECT_TIMEOUT",
+  "CONNECTION_CLOSED",
+  "CONNECTION_ENDED",
+  "CONNECTION_DESTROYED",
+]);
+
+export function isConnectionFailure(error: unknown): boolean {
+  const code = causeCode(error);
+  if (code !== undefined) return NOT_THERE.has(code);
+  // ioredis rejects commands on a dropped socket with a plain Error and no code.
+  return error instanceof Error && /Connection is closed|connect ETIMEDOUT/i.test(error.message);
+}
+
+/** SQLSTATE invalid_catalog_name: the database in the URL does not exist. */
+const MISSING_DATABASE = "3D000";
+
+export async function checkPostgres(
+  url: string,
+  { databaseMayBeMissing = false, timeoutSeconds = 5 } = {},
+): Promise<void> {
+  const sql = postgres(url, { max: 1, connect_timeout: timeoutSeconds, onnotice: () => {} });
+  try {
+    await sql`select 1`;
+  } catch (error) {
+    const code = causeCode(error);
+    if (databaseMayBeMissing && code === MISSING_DATABASE) return;
+    const where = `DATABASE_URL (${safeUrl(url)})`;
+    if (isConnectionFailure(error)) {
+      throw new Unreachable(`${where}: cannot connect: ${describeCause(error)}`);
+    }
+    const hint = code === MISSING_DATABASE ? "; `migrate` creates it" : "";
+    throw new Misconfigured(`${where}: ${describeCause(error)}${hint}`);
+  } finally {
+    await sql.end({ timeout: 1 });
+  }
+}
+
+export async function checkRedis(url: string, { timeoutMs = 3_000 } = {}): Promise<void> {
+  const redis = new IORedis(url, {
+    lazyConnect: true,
+    connectTimeout: timeoutMs,
+    commandTimeout: timeoutMs,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    enableOfflineQueue: false,
+  });
+  // The failure is reported once, below; without a listener ioredis prints every one. The
+  // event carries the cause (ECONNREFUSED); connect() then rejects with "Connection is closed".
+  let firstError: unknown;
+  redis.on("error", (error) => {
+    firstError ??= error;
+  });
+  try {
+    await redis.connect();
+    await redis.ping();
+  } catch (rejection) {
+    const error = firstError ?? rejection;
+    const where = `REDIS_URL (${safeUrl(url)})`;
+    // Redis answers a wrong password with an error reply, not a failed connection.
+    if (error instanceof Error && /NOAUTH|WRONGPASS/.test(error.message)) {
+      throw new Misconfigured(`${where}: ${describeCause(error)}`);
+    }
+    throw new Unreachable(`${where}: cannot connect: ${describeCause(error)}`);
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/**
+ * Asks the node for its chain id once, without retries. `source` names where the URL came from
+ * (RPC_URL, or the devnet file). Only the host is printed: providers put keys in the path.
+ */
+export async function checkRpc(
+  url: string,
+  { source = "RPC_URL", timeoutMs = 5_000 } = {},
+): Promise<number> {
+  const client = createPublicClient({
+    transport: http(url, { retryCount: 0, timeout: timeoutMs }),
+  });
+  try {
+    return await client.getChainId();
+  } catch (error) {
+    throw new Unreachable(
+      `${source} (${safeUrl(url, { keepPath: false })}): the node does not answer: ${describeCause(error)}`,
+    );
+  }
+}

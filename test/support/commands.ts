@@ -1,0 +1,87 @@
+/**
+ * Our commands run as an operator runs them: `bun <script>` from the repository root, with
+ * settings in the environment, output captured. One-shot commands are awaited; long-running
+ * ones are watched line by line and stopped with SIGTERM.
+ */
+import { join } from "node:path";
+
+const REPO_ROOT = join(import.meta.dir, "..", "..");
+
+export interface CommandResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+  ms: number;
+}
+
+/** Runs `bun <args>` to its end (killed after `timeoutMs`) and returns what it printed. */
+export async function runCommand(
+  args: string[],
+  env: Record<string, string | undefined>,
+  timeoutMs = 30_000,
+): Promise<CommandResult> {
+  const started = performance.now();
+  const child = Bun.spawn([process.execPath, ...args], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, ...env },
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(child.stdout).text(),
+    new Response(child.stderr).text(),
+    child.exited,
+  ]);
+  clearTimeout(timer);
+  return { code, stdout, stderr, ms: performance.now() - started };
+}
+
+/** A long-running command whose output lines (stdout and stderr together) can be awaited. */
+export function startCommand(args: string[], env: Record<string, string | undefined>) {
+  const child = Bun.spawn([process.execPath, ...args], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, ...env },
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const lines: string[] = [];
+  const collect = async (stream: ReadableStream<Uint8Array>) => {
+    const decoder = new TextDecoder();
+    let partial = "";
+    for await (const chunk of stream) {
+      partial += decoder.decode(chunk, { stream: true });
+      const complete = partial.split("\n");
+      partial = complete.pop() ?? "";
+      lines.push(...complete.filter((line) => line !== ""));
+    }
+    if (partial) lines.push(partial);
+  };
+  const drained = Promise.all([collect(child.stdout), collect(child.stderr)]);
+  return {
+    child,
+    lines,
+    /** Resolves with the first line matching `pattern`; rejects after `timeoutMs` or on exit. */
+    async waitForLine(pattern: RegExp, timeoutMs = 20_000): Promise<string> {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const found = lines.find((line) => pattern.test(line));
+        if (found) return found;
+        if (child.exitCode !== null || Date.now() > deadline) {
+          throw new Error(
+            `no line matching ${pattern} (exit code ${child.exitCode}); output:\n${lines.join("\n")}`,
+          );
+        }
+        await Bun.sleep(25);
+      }
+    },
+    async stop() {
+      if (child.exitCode === null) child.kill("SIGTERM");
+      const code = await child.exited;
+      await drained;
+      return code;
+    },
+  };
+}
