@@ -6,6 +6,7 @@ import { fetchRange } from "../../indexer/jobs/fetch-range.ts";
 import { commitRange } from "../../indexer/jobs/index-range.ts";
 import { enqueueRange } from "../../indexer/jobs/queues.ts";
 import { RangeStale } from "../../indexer/reorg/divergence.ts";
+import { createApiHarness } from "../api/support.ts";
 import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
 import { startTestIndexer, type TestIndexer } from "../support/indexer.ts";
 import { stakingActions } from "../support/staking.ts";
@@ -201,6 +202,16 @@ describe("reorgs at seams, after quiet stretches and below finality", () => {
     expect(status.exitCode).toBe(0);
     expect(status.stdout).toContain("FAILING");
     expect(status.stdout).toContain("ReorgTooDeep");
+    const api = await createApiHarness({ databaseUrl: harness.database.url });
+    try {
+      const ready = await api.request("/readyz");
+      expect(ready.status).toBe(503);
+      const body = (await ready.json()) as { follower: string; reasons: string[] };
+      expect(body.follower).toBe("failing");
+      expect(body.reasons.join("\n")).toContain("ReorgTooDeep");
+    } finally {
+      await api.close();
+    }
 
     const command = /citizen-staking (rollback --to \d+)/.exec(failure)?.[1];
     expect(command).toBeDefined();

@@ -17,6 +17,10 @@ export const Readiness = t.Object({
   headBlock: t.Union([t.String(), t.Null()], {
     description: "the chain head from RPC_URL; null when no RPC is configured or it did not answer",
   }),
+  follower: t.Union([t.Literal("ok"), t.Literal("failing"), t.Literal("no report")], {
+    description:
+      "the indexer's head follower, as it last reported itself (failing: its error is in reasons)",
+  }),
   lagBlocks: t.Union([t.Number(), t.Null()]),
   maxLagBlocks: t.Number(),
 });

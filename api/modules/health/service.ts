@@ -1,4 +1,6 @@
+import { eq } from "drizzle-orm";
 import type { Database } from "../../../db/client.ts";
+import { indexerHealth } from "../../../db/schema.ts";
 import { describeCause } from "../../../lib/error-cause.ts";
 import { indexedBlockSource } from "../../indexed-block.ts";
 import type { Readiness } from "./model.ts";
@@ -11,13 +13,31 @@ export interface ReadinessFacts {
   /** The node's failure in one line (never its URL: provider keys live there). */
   rpcFailure?: string;
   headBlock: bigint | null;
+  /** The follower's own report (indexer_health); null before its first. */
+  follower: FollowerReport | null;
 }
+
+export interface FollowerReport {
+  failingSince: Date | null;
+  lastError: string | null;
+  fatal: boolean;
+}
+
+/**
+ * A follower's failure counts once it lasts this long, or at once when no retry can fix it: a
+ * node's passing hiccup must not take every API instance out of a load balancer together.
+ */
+export const FOLLOWER_FAILING_GRACE_MS = 10_000;
 
 /**
  * Why the API is not ready, one rule per line; empty when it is. A new condition (the
  * follower failing) is a new fact and a new line here.
  */
-export function notReadyReasons(facts: ReadinessFacts, maxLagBlocks: number): string[] {
+export function notReadyReasons(
+  facts: ReadinessFacts,
+  maxLagBlocks: number,
+  now = new Date(),
+): string[] {
   const reasons: string[] = [];
   const lag = lagOf(facts);
   if (facts.database === "unreachable") reasons.push("the database (DATABASE_URL) does not answer");
@@ -26,7 +46,16 @@ export function notReadyReasons(facts: ReadinessFacts, maxLagBlocks: number): st
     reasons.push(`the node (RPC_URL) does not answer: ${facts.rpcFailure ?? "no answer"}`);
   if (lag !== null && lag > maxLagBlocks)
     reasons.push(`the indexer is ${lag} blocks behind the head (at most ${maxLagBlocks})`);
+  if (followerFailing(facts.follower, now))
+    reasons.push(
+      `the follower is failing since ${facts.follower!.failingSince!.toISOString()}: ${facts.follower!.lastError}`,
+    );
   return reasons;
+}
+
+function followerFailing(report: FollowerReport | null, now: Date): boolean {
+  if (!report?.failingSince) return false;
+  return report.fatal || now.getTime() - report.failingSince.getTime() > FOLLOWER_FAILING_GRACE_MS;
 }
 
 function lagOf({ headBlock, indexedBlock }: ReadinessFacts): number | null {
@@ -40,6 +69,15 @@ export function createHealthService(db: Database) {
     .select({ indexedBlock: checkpoint.indexedBlock })
     .from(checkpoint)
     .prepare("indexed_block");
+  const followerReport = db
+    .select({
+      failingSince: indexerHealth.failingSince,
+      lastError: indexerHealth.lastError,
+      fatal: indexerHealth.fatal,
+    })
+    .from(indexerHealth)
+    .where(eq(indexerHealth.component, "follow"))
+    .prepare("follower_report");
 
   const service = {
     /** The checkpoint's block; throws when Postgres cannot be reached. */
@@ -53,10 +91,14 @@ export function createHealthService(db: Database) {
       maxLagBlocks: number;
       chainHead?: () => Promise<bigint>;
     }): Promise<Readiness> {
-      const [indexed, head] = await Promise.all([
+      const [indexed, follower, head] = await Promise.all([
         service.indexedBlock().then(
           (block) => ({ database: "ok" as const, block }),
           () => ({ database: "unreachable" as const, block: null }),
+        ),
+        followerReport.execute().then(
+          ([row]) => row ?? null,
+          () => null,
         ),
         options.chainHead
           ? options.chainHead().then(
@@ -75,6 +117,7 @@ export function createHealthService(db: Database) {
         rpc: head.rpc,
         rpcFailure: head.failure,
         headBlock: head.block,
+        follower,
       };
       const reasons = notReadyReasons(facts, options.maxLagBlocks);
       return {
@@ -84,6 +127,7 @@ export function createHealthService(db: Database) {
         rpc: facts.rpc,
         indexedBlock: facts.indexedBlock?.toString() ?? null,
         headBlock: facts.headBlock?.toString() ?? null,
+        follower: !follower ? "no report" : follower.failingSince ? "failing" : "ok",
         lagBlocks: lagOf(facts),
         maxLagBlocks: options.maxLagBlocks,
       };
