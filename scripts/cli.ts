@@ -24,7 +24,7 @@ import { citizenStakers, verifyAgainstChain } from "../indexer/verify.ts";
 import { checkRange } from "../lib/block-range.ts";
 import { ConfigError, config } from "../lib/config.ts";
 import { checkPostgres, checkRedis } from "../lib/connection-checks.ts";
-import { failAndExit, Refused } from "../lib/fail.ts";
+import { failAndExit, Refused, Unreachable } from "../lib/fail.ts";
 import { logger } from "../lib/log.ts";
 import { createOutageReporter } from "../lib/outages.ts";
 
@@ -55,6 +55,25 @@ async function checkServices(needs: {
     needs.redis && checkRedis(config.redisUrl),
     needs.chain && checkChainSettings(needs.chain),
   ]);
+}
+
+/**
+ * For long-running processes: a service that cannot be reached yet (a restart, an outage) is
+ * waited for, with one warning, as it would be once running; a refusal (wrong database, role,
+ * staker) still stops the process at once.
+ */
+async function waitForServices(needs: Parameters<typeof checkServices>[0]): Promise<void> {
+  let warned = false;
+  for (;;) {
+    try {
+      return await checkServices(needs);
+    } catch (error) {
+      if (!(error instanceof Unreachable)) throw error;
+      if (!warned) log.warn({ err: error.message }, "waiting for a service to answer");
+      warned = true;
+      await Bun.sleep(1_000);
+    }
+  }
 }
 
 async function openIndexer(
@@ -111,7 +130,7 @@ program
   .option("--no-migrate", "do not apply migrations on start")
   .action(async (options: { migrate: boolean }) => {
     const chain = await resolveChainSettings(config);
-    await checkServices({ database: options.migrate ? "may-create" : "existing", chain });
+    await waitForServices({ database: options.migrate ? "may-create" : "existing", chain });
     if (options.migrate) await migrate();
     const indexer = await openIndexer(chain);
     const checkpoint = await indexer.ensureCheckpoint(await chain.startBlock());
@@ -128,7 +147,7 @@ program
   .description("run chunk workers only (add processes on more hosts to backfill faster)")
   .action(async () => {
     const chain = await resolveChainSettings(config);
-    await checkServices({ database: "existing", chain });
+    await waitForServices({ database: "existing", chain });
     const indexer = await openIndexer(chain);
     await indexer.start({ follow: false });
     closeOnSignal(indexer);

@@ -109,11 +109,13 @@ export class LogRangeGovernor {
    * ask for half of it. False when a single block was refused: nothing smaller exists.
    */
   shrink(refusedSpan: bigint = BigInt(this.span)) {
-    const refused = Number(refusedSpan < BigInt(this.span) ? refusedSpan : BigInt(this.span));
+    // Judged on the refused query itself: concurrent jobs share the span, which another job's
+    // refusal may already have shrunk below this one's.
+    const refused = Number(refusedSpan);
     if (refused <= 1) return false;
     this.refused = Math.min(this.refused ?? refused, refused);
     this.answersSinceRefusal = 0;
-    this.span = Math.max(1, Math.floor(refused / 2));
+    this.span = Math.max(1, Math.min(this.span, Math.floor(refused / 2)));
     return true;
   }
   grow(resultCount: number) {

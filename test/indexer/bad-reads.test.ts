@@ -109,13 +109,13 @@ describe("reads that fail on data, and answers too large for one request", () =>
     expect(await harness.mismatches([WALLET])).toEqual([]);
 
     const listed = await harness.cli(["read-failures"]);
-    expect(listed.exitCode).toBe(0);
+    expect(listed.code).toBe(0);
     for (const id of ids) expect(listed.stdout).toContain(`s1 #${id}\ttokenURI`);
 
     // The contract is mended; an operator reads the metadata again and the names come back.
     await actions.mine(ids.map((id) => setMetadataFault(id, 0)));
     const retried = await harness.cli(["read-failures", "--retry"]);
-    expect(retried.exitCode).toBe(0);
+    expect(retried.code).toBe(0);
     expect(retried.stdout).toContain(`${ids.length} fixed, 0 still failing`);
     const names = await db
       .select({ id: citizens.citizenId, name: stakedCitizens.name })
@@ -223,7 +223,7 @@ describe("reads that fail on data, and answers too large for one request", () =>
     const head = await devnet.client.getBlockNumber();
     const harness = await fresh("view-revert");
     const backfill = await harness.cli(["backfill", "--to", String(head)]);
-    expect(backfill.exitCode).not.toBe(0);
+    expect(backfill.code).not.toBe(0);
     expect(backfill.stderr).toContain("failed for good");
     expect(backfill.stderr).toContain("ReadReverted");
     expect(backfill.stderr).toContain("getClass");

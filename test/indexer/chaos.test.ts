@@ -182,7 +182,7 @@ describe(`chaos (seed ${SEED})`, () => {
     await harness.waitForHead(90_000);
     const verify = await harness.cli(["verify"], { DATABASE_URL: harness.database.url });
     expect(verify.stdout).toContain(" 0 mismatches");
-    expect(verify.exitCode).toBe(0);
+    expect(verify.code).toBe(0);
     // Every stored event sits in a block that is on the chain now.
     const stored = await harness.indexer.store.eventBlocks(await devnet.client.getBlockNumber());
     for (const block of stored) {

@@ -199,7 +199,7 @@ describe("reorgs at seams, after quiet stretches and below finality", () => {
     // Nothing was rolled back on its own: the served rows stay as they were until an operator acts.
     expect(await stakedRows(harness, id)).toHaveLength(1);
     const status = await harness.cli(["status"]);
-    expect(status.exitCode).toBe(0);
+    expect(status.code).toBe(0);
     expect(status.stdout).toContain("FAILING");
     expect(status.stdout).toContain("ReorgTooDeep");
     const api = await createApiHarness({ databaseUrl: harness.database.url });
@@ -216,7 +216,7 @@ describe("reorgs at seams, after quiet stretches and below finality", () => {
     const command = /citizen-staking (rollback --to \d+)/.exec(failure)?.[1];
     expect(command).toBeDefined();
     const rollback = await harness.cli(command!.split(" "));
-    expect(rollback.exitCode).toBe(0);
+    expect(rollback.code).toBe(0);
     await harness.waitForHead();
     expect(await stakedRows(harness, id)).toEqual([]);
     expect(await harness.mismatches([WALLET])).toEqual([]);

@@ -69,4 +69,11 @@ describe("which eth_getLogs failures shrink the range", () => {
     expect(governor.shrink(40n)).toBe(true);
     expect(governor.current).toBe(20);
   });
+
+  test("a refusal of several blocks shrinks even when another job already shrank the span to 1", () => {
+    const governor = new LogRangeGovernor(10_000, 1);
+    expect(governor.shrink(4n)).toBe(true);
+    expect(governor.current).toBe(1);
+    expect(governor.shrink(1n)).toBe(false);
+  });
 });

@@ -88,8 +88,15 @@ describe("block ranges", () => {
     }
   });
 
+  test("a backfill above the finality boundary is refused: those blocks are the follower's", async () => {
+    // The devnet's own finalized block is 64 below its head.
+    expectOneLine(await cli(["backfill", "--to", String(head), "--enqueue-only"]), 2, [
+      "above the finality boundary",
+    ]);
+  });
+
   test("a backfill to the head is accepted; a reindex then refuses blocks beyond the indexed one", async () => {
-    const backfill = await cli(["backfill", "--to", String(head - 2n)]);
+    const backfill = await cli(["backfill", "--to", String(head - 2n)], { FINALITY_DEPTH: "0" });
     expect(backfill.code).toBe(0);
     expect(backfill.stdout).toContain(`blocks ${devnet.deployment.deployBlock}..${head - 2n}`);
     expectOneLine(await cli(["reindex", "--from", String(head - 5n), "--to", String(head)]), 2, [

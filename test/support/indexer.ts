@@ -1,6 +1,7 @@
 import type { Address } from "viem";
 import { createIndexer, type Indexer, type IndexerOptions } from "../../indexer/indexer.ts";
 import { citizenStakers, verifyAgainstChain } from "../../indexer/verify.ts";
+import { runCommand } from "./commands.ts";
 import { createScratchDatabase } from "./database.ts";
 import { createScratchRedisPrefix } from "./redis.ts";
 
@@ -102,19 +103,9 @@ export async function startTestIndexer(input: {
         ...extra,
       };
     },
-    /** Runs one CLI command to its end; its exit code and output. */
-    async cli(args: string[], extra: Record<string, string> = {}) {
-      const child = Bun.spawn(["bun", "scripts/cli.ts", ...args], {
-        env: this.cliEnv(extra),
-        stdout: "pipe",
-        stderr: "pipe",
-      });
-      const [stdout, stderr, exitCode] = await Promise.all([
-        new Response(child.stdout).text(),
-        new Response(child.stderr).text(),
-        child.exited,
-      ]);
-      return { exitCode, stdout, stderr };
+    /** Runs one CLI command to its end, as an operator would. */
+    cli(args: string[], extra: Record<string, string> = {}) {
+      return runCommand(["scripts/cli.ts", ...args], this.cliEnv(extra), 120_000);
     },
     /** Every mismatch between the tables and the staker's views at the indexed block. */
     async mismatches(wallets?: string[]) {
