@@ -1,5 +1,5 @@
 import { type Job, Queue, UnrecoverableError, Worker } from "bullmq";
-import type { Address } from "viem";
+import { type Address, createPublicClient, webSocket } from "viem";
 import { createDatabase } from "../db/client.ts";
 import { errorSummary, logger } from "../lib/log.ts";
 import { createOutageReporter } from "../lib/outages.ts";
@@ -28,6 +28,8 @@ import { CheckpointMismatch, createIndexerStore, type IndexerRole } from "./stor
 
 export interface IndexerOptions {
   rpcUrl: string;
+  /** The node's WebSocket endpoint: new heads trigger a follow tick the moment they arrive. */
+  wsUrl?: string;
   databaseUrl: string;
   redisUrl: string;
   queuePrefix: string;
@@ -187,6 +189,43 @@ export async function createIndexer(options: IndexerOptions) {
     }
   }
 
+  let stopWatchingHeads: (() => Promise<void>) | undefined;
+
+  /**
+   * Subscribes to new heads (eth_subscribe over WebSocket) and queues a follow tick for each at
+   * once, instead of waiting for the next scheduled one. The job id names the block, so the
+   * follower processes on every host queue it once; the scheduled ticks stay as the fallback
+   * (a dropped socket, an HTTP-only node).
+   */
+  function watchHeads(wsUrl: string) {
+    const heads = createPublicClient({ transport: webSocket(wsUrl, { reconnect: true }) });
+    let socketFailure: string | undefined;
+    // On a WebSocket transport viem subscribes to newHeads rather than polling.
+    const unwatch = heads.watchBlockNumber({
+      onBlockNumber: (blockNumber) => {
+        socketFailure = undefined;
+        queues.follow
+          .add(
+            "head",
+            {},
+            { jobId: `head-${blockNumber}`, removeOnComplete: true, removeOnFail: 50 },
+          )
+          .catch((error) => log.warn({ err: errorSummary(error) }, "could not queue a head tick"));
+      },
+      onError: (error) => {
+        const summary = errorSummary(error);
+        if (summary === socketFailure) return;
+        socketFailure = summary;
+        log.warn({ err: summary }, "new-head subscription failed (RPC_WS_URL); polling meanwhile");
+      },
+    });
+    return async () => {
+      unwatch();
+      const socket = await heads.transport.getRpcClient().catch(() => undefined);
+      socket?.close();
+    };
+  }
+
   /** Idempotent: re-run periodically so a Redis that lost its data gets the scheduler back. */
   async function ensureFollowScheduler() {
     await queues.follow.upsertJobScheduler(
@@ -292,6 +331,7 @@ export async function createIndexer(options: IndexerOptions) {
       );
       if (follow) {
         await ensureFollowScheduler();
+        if (options.wsUrl) stopWatchingHeads = watchHeads(options.wsUrl);
         timers.push(
           setInterval(() => {
             ensureFollowScheduler().catch((error) =>
@@ -321,6 +361,7 @@ export async function createIndexer(options: IndexerOptions) {
     /** Stops taking work, lets running jobs finish, and closes every connection. */
     async close() {
       for (const timer of timers.splice(0)) clearInterval(timer);
+      await stopWatchingHeads?.();
       await Promise.all(workers.map((worker) => worker.close()));
       await queues.close();
       redis.disconnect();

@@ -79,6 +79,11 @@ function optionalRpcUrl(): string | undefined {
   return raw === undefined ? undefined : url("RPC_URL", raw, ["http", "https"], "an http(s) URL");
 }
 
+function optionalWsUrl(): string | undefined {
+  const raw = optionalText("RPC_WS_URL");
+  return raw === undefined ? undefined : url("RPC_WS_URL", raw, ["ws", "wss"], "a ws(s) URL");
+}
+
 function oneOf<T extends string>(name: string, allowed: readonly T[], fallback: T): T {
   const raw = text(name, fallback);
   if (!(allowed as readonly string[]).includes(raw)) {
@@ -115,6 +120,11 @@ function load() {
       // HTTP only: the indexer batches JSON-RPC requests over HTTP (viem's http transport), and
       // the API asks the same URL for the head.
       rpcUrl: optionalRpcUrl(),
+      /**
+       * The node's WebSocket endpoint: the follower subscribes to new heads there and indexes a
+       * block the moment it arrives. Without it the follower polls (FOLLOW_INTERVAL_MS).
+       */
+      wsUrl: optionalWsUrl(),
       chainId: integer("CHAIN_ID", 0) || undefined,
       stakerAddress:
         optionalAddress("STAKER_ADDRESS") ?? (preset === "mainnet" ? MAINNET_STAKER : undefined),

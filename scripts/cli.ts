@@ -82,6 +82,7 @@ async function openIndexer(
 ): Promise<Indexer> {
   return createIndexer({
     rpcUrl: chain.rpcUrl,
+    wsUrl: chain.wsUrl,
     staker: chain.staker,
     chainId: chain.chainId,
     databaseUrl: config.databaseUrl,

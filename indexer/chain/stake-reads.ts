@@ -1,8 +1,8 @@
 import type { Address, PublicClient } from "viem";
+import { mainnetStakerAbi as stakerAbi } from "../../contracts/generated/MainnetStaker.ts";
 import type { Season } from "../project/event-rows.ts";
 import type { StakeReads } from "../project/stake-facts.ts";
 import type { StakerContracts } from "./contracts.ts";
-import { stakerAbi } from "./staker-abi.ts";
 import { vaultAbi } from "./token-abis.ts";
 import { readView } from "./view-read.ts";
 

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { and, eq } from "drizzle-orm";
 import { type Address, formatUnits } from "viem";
+import { mainnetStakerAbi as stakerAbi } from "../../contracts/generated/MainnetStaker.ts";
 import { stakedCitizens, stakerEvents } from "../../db/schema.ts";
-import { stakerAbi } from "../../indexer/chain/staker-abi.ts";
 import { readUnbatched } from "../../indexer/chain/unbatched-read.ts";
 import { citizenStakers } from "../../indexer/verify.ts";
 import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
