@@ -10,6 +10,7 @@ import { createChainClient } from "./chain/client.ts";
 import { discoverContracts } from "./chain/contracts.ts";
 import { readChainTip } from "./chain/finality.ts";
 import { LogRangeGovernor, LogRangeTooLarge } from "./chain/logs.ts";
+import { CitizenReadCache } from "./jobs/citizen-read-cache.ts";
 import { ChunkJobsParked, followTick } from "./jobs/follow.ts";
 import { indexRange } from "./jobs/index-range.ts";
 import {
@@ -112,7 +113,18 @@ export async function createIndexer(options: IndexerOptions) {
   redis.on("ready", () => redisOutages.recovered());
   const governor = new LogRangeGovernor(options.maxLogRange);
   const finalityDepth = options.finalityDepth;
-  const deps = { client, logClient, store, contracts, governor, queues, log, finalityDepth };
+  const citizenReads = new CitizenReadCache();
+  const deps = {
+    client,
+    logClient,
+    store,
+    contracts,
+    governor,
+    citizenReads,
+    queues,
+    log,
+    finalityDepth,
+  };
   const followSettings = {
     chunkSize: options.chunkSize,
     confirmations: options.confirmations,
