@@ -180,6 +180,8 @@ export async function createIndexer(options: IndexerOptions) {
     try {
       const result = await followTick(deps, followSettings);
       await store.recordHealth("follow", { ok: true });
+      if (result.action === "indexed" && result.more)
+        await queueTick(`next-${result.indexedBlock}`);
       if (followFailure !== undefined) {
         log.info({ after: followFailure }, "the follower recovered");
         followFailure = undefined;
@@ -203,6 +205,10 @@ export async function createIndexer(options: IndexerOptions) {
 
   let stopWatchingHeads: (() => Promise<void>) | undefined;
 
+  /** A follow tick now, besides the scheduled ones; the id makes it once across processes. */
+  const queueTick = (jobId: string) =>
+    queues.follow.add("tick", {}, { jobId, removeOnComplete: true, removeOnFail: 50 });
+
   /**
    * Subscribes to new heads (eth_subscribe over WebSocket) and queues a follow tick for each at
    * once, instead of waiting for the next scheduled one. The job id names the block, so the
@@ -216,13 +222,9 @@ export async function createIndexer(options: IndexerOptions) {
     const unwatch = heads.watchBlockNumber({
       onBlockNumber: (blockNumber) => {
         socketFailure = undefined;
-        queues.follow
-          .add(
-            "head",
-            {},
-            { jobId: `head-${blockNumber}`, removeOnComplete: true, removeOnFail: 50 },
-          )
-          .catch((error) => log.warn({ err: errorSummary(error) }, "could not queue a head tick"));
+        queueTick(`head-${blockNumber}`).catch((error) =>
+          log.warn({ err: errorSummary(error) }, "could not queue a head tick"),
+        );
       },
       onError: (error) => {
         const summary = errorSummary(error);
