@@ -10,6 +10,7 @@ import type { Logger } from "pino";
 import type { Database } from "../db/client.ts";
 import { hashToken } from "../db/tokens.ts";
 import { logger } from "../lib/log.ts";
+import { accessLog } from "./access-log.ts";
 import { INDEXED_BLOCK_HEADER } from "./indexed-block.ts";
 import { createAdmission, readBearerToken } from "./modules/auth/index.ts";
 import { createRateLimiter } from "./modules/auth/rate-limit.ts";
@@ -73,7 +74,6 @@ export function createApp({
   watchIndexedBlock,
   log = logger("api"),
 }: AppDependencies) {
-  const started = new WeakMap<Request, number>();
   const tokens = createTokenService(db);
   const admit = createAdmission({
     limiter: createRateLimiter({
@@ -115,10 +115,8 @@ export function createApp({
             maxAge: 600,
           }),
     )
+    .use(accessLog(log))
     .use(docsModule())
-    .onRequest(({ request }) => {
-      started.set(request, performance.now());
-    })
     .onError(async ({ code, error, request, set }) => {
       let problem = toProblem(code, error, request.method);
       if (problem instanceof BadParameter && code === "VALIDATION") {
@@ -137,19 +135,6 @@ export function createApp({
       set.status = problem.status;
       // set.headers holds X-Indexed-Block when the request got as far as a query.
       return problemResponse(problem, set.headers as Record<string, string>);
-    })
-    .onAfterResponse(({ request, path, set, responseValue }) => {
-      const status = responseValue instanceof Response ? responseValue.status : set.status;
-      const begun = started.get(request);
-      log.info(
-        {
-          method: request.method,
-          path,
-          status,
-          ms: begun === undefined ? undefined : Math.round((performance.now() - begun) * 10) / 10,
-        },
-        "request",
-      );
     })
     .use(
       healthModule({
