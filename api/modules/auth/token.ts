@@ -52,27 +52,64 @@ export function judgeToken(row: TokenRow | undefined, hash: string): TokenCheck 
   return { status: "valid", tokenId: row.tokenId, indexedBlock, version };
 }
 
-/** The token alone (with the data version): for 304s, cached bodies and refused requests. */
+/**
+ * The token alone (with the data version): for 304s and cached bodies. Checks are batched: while
+ * one query is in flight, the checks that arrive wait and then go together in the next one
+ * (`token_hash = any($1)`), so under load a cache hit costs a fraction of a round trip. Every
+ * check is still a read made after its request arrived, so a revoked token is refused from the
+ * next request on.
+ */
 export function createTokenService(db: Database) {
   const checkpoint = indexedBlockSource(db);
-  const token = tokenSource(db);
-  const byHash = db
-    .with(checkpoint, token)
+  const byHashes = db
+    .with(checkpoint)
     .select({
       indexedBlock: checkpoint.indexedBlock,
       version: checkpoint.version,
-      tokenId: token.tokenId,
-      tokenHash: token.tokenHash,
-      revoked: token.revoked,
+      tokenId: apiTokens.id,
+      tokenHash: apiTokens.tokenHash,
+      revoked: sql<boolean>`${apiTokens.revokedAt} is not null`,
     })
     .from(checkpoint)
-    .leftJoin(token, sql`true`)
-    .prepare("api_token_by_hash");
+    .leftJoin(apiTokens, sql`${apiTokens.tokenHash} = any(${sql.placeholder("hashes")})`)
+    .prepare("api_tokens_by_hashes");
+
+  type Waiter = { resolve: (check: TokenCheck) => void; reject: (error: unknown) => void };
+  let waiting = new Map<string, Waiter[]>();
+  let inFlight = false;
+
+  async function drain() {
+    inFlight = true;
+    while (waiting.size > 0) {
+      const batch = waiting;
+      waiting = new Map();
+      try {
+        const rows = await fromDatabase(byHashes.execute({ hashes: [...batch.keys()] }));
+        for (const [hash, waiters] of batch) {
+          const row = rows.find((candidate) => candidate.tokenHash === hash) ?? {
+            ...rows[0],
+            tokenId: null,
+            tokenHash: null,
+            revoked: null,
+          };
+          const check = judgeToken(row as TokenRow, hash);
+          for (const waiter of waiters) waiter.resolve(check);
+        }
+      } catch (error) {
+        for (const waiters of batch.values()) for (const waiter of waiters) waiter.reject(error);
+      }
+    }
+    inFlight = false;
+  }
 
   return {
-    async check(hash: string): Promise<TokenCheck> {
-      const [row] = await fromDatabase(byHash.execute({ hash }));
-      return judgeToken(row, hash);
+    check(hash: string): Promise<TokenCheck> {
+      return new Promise((resolve, reject) => {
+        const waiters = waiting.get(hash);
+        if (waiters) waiters.push({ resolve, reject });
+        else waiting.set(hash, [{ resolve, reject }]);
+        if (!inFlight) void drain();
+      });
     },
   };
 }
