@@ -10,9 +10,11 @@
  *   a soak: the uncached S1 path for --soak seconds in consecutive runs against one server
  *     process, last run over first (decay shows only over time).
  *
- * The database is the cached scenario indexed once (kept as its own Postgres database).
+ * All servers run side by side and the targets take turns for --rounds rounds of --duration
+ * seconds; each figure is the median of its rounds. The database is the cached scenario indexed
+ * once (kept as its own Postgres database).
  *
- * `bun bench/api.ts [--duration 10] [--connections 64] [--threads 1] [--soak 120]
+ * `bun bench/api.ts [--duration 5] [--rounds 3] [--connections 64] [--threads 1] [--soak 120]
  *   [--soak-interval 10] [--events 100000] [--smoke]`
  */
 import { mkdir } from "node:fs/promises";
@@ -158,6 +160,16 @@ function serverName(server: Server): string {
     : `primary-key-${server.client}-pool${server.pool}`;
 }
 
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1
+    ? sorted[middle]!
+    : round((sorted[middle - 1]! + sorted[middle]!) / 2, 3);
+}
+
+const round2 = (value: number) => round(value, 2);
+
 /** Up to `count` items spread evenly over `items` (all of them when fewer). */
 function sample<T>(items: T[], count: number): T[] {
   if (items.length <= count) return items;
@@ -171,6 +183,7 @@ async function main() {
     connections: { type: "string", default: "64" },
     threads: { type: "string", default: "1" },
     warmup: { type: "string" },
+    rounds: { type: "string" },
     soak: { type: "string" },
     "soak-interval": { type: "string" },
     events: { type: "string" },
@@ -179,13 +192,14 @@ async function main() {
     smoke: { type: "boolean", default: false },
   });
   const smoke = flags.smoke === true;
-  const duration = wholeNumber("duration", flags.duration ?? (smoke ? 1 : 10));
+  const duration = wholeNumber("duration", flags.duration ?? (smoke ? 1 : 5));
   const warmup = wholeNumber("warmup", flags.warmup ?? (smoke ? 0 : 2), 0);
   const connections = wholeNumber("connections", flags.connections);
   const threads = wholeNumber("threads", flags.threads);
   const soakInterval = wholeNumber("soak-interval", flags["soak-interval"] ?? (smoke ? 1 : 10));
   const soakSeconds = wholeNumber("soak", flags.soak ?? (smoke ? 3 : 120));
   const soakRuns = Math.max(2, Math.round(soakSeconds / soakInterval));
+  const roundCount = wholeNumber("rounds", flags.rounds ?? (smoke ? 1 : 3));
   const events = wholeNumber("events", flags.events ?? (smoke ? 2_000 : 100_000));
   const spec = { seed: String(flags.seed), events, wallets: defaultWallets(events) };
   const startedAt = new Date().toISOString();
@@ -226,10 +240,8 @@ async function main() {
     s1Conditional: join(files, "wrk-s1-conditional.txt"),
   };
 
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
   let profiles = 0;
-  const start = (server: Server) => {
+  const start = (server: Server, port: number) => {
     const settings: Record<string, string> = {
       DATABASE_URL: url,
       REDIS_URL: config.redisUrl,
@@ -262,7 +274,7 @@ async function main() {
     });
   };
 
-  const wrk = (requestsFile: string, seconds: number) =>
+  const wrk = (base: string, requestsFile: string, seconds: number) =>
     runWrk({ base, token, requestsFile, connections, threads, seconds });
 
   /** For 304s: one GET per citizen (a sample) to learn its current ETag. */
@@ -341,50 +353,100 @@ async function main() {
     },
   ];
 
-  type Measured = WrkResult & {
-    serverPeakRssBytes: number;
+  type Measured = {
+    requestsPerSecond: number;
+    p50Ms: number;
+    p99Ms: number;
+    errors: number;
+    statusErrors: number;
     serverCores: number;
     postgresCores: number;
+    loaderCores: number;
+    serverPeakRssBytes: number;
+    rounds: WrkResult[];
   };
+  /** Per target: the median of its rounds. */
   const results: Record<string, Measured> = {};
-  for (const target of targets) {
-    const child = start(target.server);
-    try {
-      await waitForServer(`${base}/healthz`, child);
-      await target.prepare?.(base);
-      if (warmup > 0) await wrk(target.requests, warmup);
-      const rss = trackPeakRss(child);
-      const before = {
-        server: await cpuSecondsOf(child.pid),
-        postgres: await cpuSecondsOfCommand("postgres"),
-      };
-      const result = await wrk(target.requests, duration);
-      const cores = (cpu: number) => round(cpu / result.seconds, 2);
-      results[target.key] = {
-        ...result,
-        serverPeakRssBytes: await rss.stop(),
-        serverCores: cores((await cpuSecondsOf(child.pid)) - before.server),
-        postgresCores: cores((await cpuSecondsOfCommand("postgres")) - before.postgres),
-      };
-      log(`${target.label}: ${result.requestsPerSecond} req/s, p99 ${result.p99Ms} ms`);
-    } finally {
-      await child.stop();
-    }
-  }
-
-  // The soak: consecutive runs against one API process, so anything that grows per request
-  // shows as a falling rate.
   const soak: WrkResult[] = [];
-  const soakChild = start(uncached);
+
+  // Every server runs side by side (each on its own port, idle while another is measured), and
+  // the targets take turns round by round: load from other work on a shared machine then falls
+  // on all of them alike instead of on whichever ran during a busy minute.
+  type Running = { child: Child; base: string; rss: ReturnType<typeof trackPeakRss> };
+  const running = new Map<string, Running>();
   try {
-    await waitForServer(`${base}/healthz`, soakChild);
+    for (const target of targets) {
+      const name = serverName(target.server);
+      if (running.has(name)) continue;
+      const port = await freePort();
+      const child = start(target.server, port);
+      const base = `http://127.0.0.1:${port}`;
+      running.set(name, { child, base, rss: trackPeakRss(child) });
+      await waitForServer(`${base}/healthz`, child);
+    }
+    const serverOf = (target: Target) => running.get(serverName(target.server))!;
+    for (const target of targets) {
+      await target.prepare?.(serverOf(target).base);
+      if (warmup > 0) await wrk(serverOf(target).base, target.requests, warmup);
+    }
+
+    type Round = WrkResult & { serverCores: number; postgresCores: number };
+    const rounds: Record<string, Round[]> = Object.fromEntries(
+      targets.map((target) => [target.key, []]),
+    );
+    for (let round = 0; round < roundCount; round++) {
+      for (const target of targets) {
+        const { child, base } = serverOf(target);
+        const before = {
+          server: await cpuSecondsOf(child.pid),
+          postgres: await cpuSecondsOfCommand("postgres"),
+        };
+        const result = await wrk(base, target.requests, duration);
+        const cores = (cpu: number) => round2(cpu / result.seconds);
+        rounds[target.key]!.push({
+          ...result,
+          serverCores: cores((await cpuSecondsOf(child.pid)) - before.server),
+          postgresCores: cores((await cpuSecondsOfCommand("postgres")) - before.postgres),
+        });
+        log(
+          `round ${round + 1}/${roundCount} ${target.label}: ${result.requestsPerSecond} req/s, p99 ${result.p99Ms} ms`,
+        );
+      }
+    }
+    for (const target of targets) {
+      const all = rounds[target.key]!;
+      results[target.key] = {
+        requestsPerSecond: median(all.map((r) => r.requestsPerSecond)),
+        p50Ms: median(all.map((r) => r.p50Ms)),
+        p99Ms: median(all.map((r) => r.p99Ms)),
+        errors: all.reduce((sum, r) => sum + r.errors, 0),
+        statusErrors: all.reduce((sum, r) => sum + r.statusErrors, 0),
+        serverCores: median(all.map((r) => r.serverCores)),
+        postgresCores: median(all.map((r) => r.postgresCores)),
+        loaderCores: median(all.map((r) => r.loaderCores)),
+        serverPeakRssBytes: 0,
+        rounds: all,
+      };
+    }
+
+    // The soak: consecutive runs against one API process that has already served every round,
+    // so anything that grows per request shows as a falling rate.
+    const soakServer = serverOf(targets.find((target) => target.key === "uncached_s1")!);
     for (let run = 0; run < soakRuns; run++) {
-      const result = await wrk(requestFiles.s1, soakInterval);
+      const result = await wrk(soakServer.base, requestFiles.s1, soakInterval);
       soak.push(result);
       log(`soak ${run + 1}/${soakRuns}: ${result.requestsPerSecond} req/s`);
     }
   } finally {
-    await soakChild.stop();
+    for (const [name, server] of running) {
+      const peak = await server.rss.stop();
+      for (const target of targets) {
+        if (serverName(target.server) === name && results[target.key]) {
+          results[target.key]!.serverPeakRssBytes = peak;
+        }
+      }
+      await server.child.stop();
+    }
   }
 
   const baselines = targets.filter((target) => target.server.kind === "primary-key");
