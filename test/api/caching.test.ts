@@ -97,6 +97,33 @@ describe("conditional requests", () => {
   });
 });
 
+describe("several instances", () => {
+  test("two instances with warm caches both serve the new data once the block moves", async () => {
+    const other = await createApiHarness({ databaseUrl: api.databaseUrl });
+    const otherServer = other.app.listen({ hostname: "127.0.0.1", port: 0 });
+    const bases = [base, `http://127.0.0.1:${otherServer.server!.port}`];
+    const points = async (at: string) => {
+      const response = await fetch(`${at}${single}`, {
+        headers: { authorization: `Bearer ${api.token}` },
+      });
+      expect(response.status).toBe(200);
+      return ((await response.json()) as { totalPoints: number }).totalPoints;
+    };
+    try {
+      await indexBlock(702n, 200n);
+      for (const at of bases) {
+        expect(await points(at)).toBe(200);
+        expect(await points(at)).toBe(200);
+      }
+      await indexBlock(703n, 210n);
+      for (const at of bases) expect(await points(at)).toBe(210);
+    } finally {
+      await otherServer.stop();
+      await other.close();
+    }
+  });
+});
+
 describe("revocation with warm caches", () => {
   test("a revoked token is refused on the very next request, cached body or ETag alike", async () => {
     const { id, token } = await createToken(api.db, "revoked-warm");
