@@ -75,15 +75,14 @@ export function createApp({
   log = logger("api"),
 }: AppDependencies) {
   const tokens = createTokenService(db);
-  const admit = createAdmission({
-    limiter: createRateLimiter({
-      redis,
-      keyPrefix: settings.keyPrefix,
-      perMinute: settings.rateLimitPerMinute,
-      log,
-    }),
-    rateLimitPerMinute: settings.rateLimitPerMinute,
+  // Closed on stop: the counts not yet synced go to Redis, so the other instances still see them.
+  const limiter = createRateLimiter({
+    redis,
+    keyPrefix: settings.keyPrefix,
+    perMinute: settings.rateLimitPerMinute,
+    log,
   });
+  const admit = createAdmission({ limiter, rateLimitPerMinute: settings.rateLimitPerMinute });
   const cache = createResponseCache(settings.responseCacheEntries ?? 0);
   if (cache.enabled) watchIndexedBlock?.(() => cache.clear());
 
@@ -115,6 +114,7 @@ export function createApp({
             maxAge: 600,
           }),
     )
+    .onStop(() => limiter.close())
     .use(accessLog(log))
     .use(docsModule())
     .onError(async ({ code, error, request, set }) => {

@@ -49,6 +49,12 @@ export function createRateLimiter({ redis, keyPrefix, perMinute, log }: RateLimi
 
   async function sync() {
     if (syncing || counts.size === 0) return;
+    // A window that has ended needs nothing more: its key expires by itself. Dropping it also
+    // stops the syncing of an idle instance.
+    if (Math.floor(Date.now() / WINDOW_MS) !== window) {
+      counts = new Map();
+      return;
+    }
     syncing = true;
     const syncedWindow = window;
     const sent = [...counts].map(([tokenId, count]) => ({ tokenId, count, hits: count.pending }));
