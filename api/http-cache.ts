@@ -17,12 +17,15 @@ export function etagFor(version: string, resource: string): string {
   return `"${version}.${Bun.hash(resource).toString(36)}"`;
 }
 
-/** RFC 9110 §13.1.2: If-None-Match uses the weak comparison, and `*` matches any current ETag. */
-export function noneMatch(header: string | null, etag: string): boolean {
+/**
+ * RFC 9110 §13.1.2: If-None-Match uses the weak comparison, and `*` matches any current
+ * representation, so `*` counts only once the resource is known to exist (`exists`).
+ */
+export function noneMatch(header: string | null, etag: string, exists: boolean): boolean {
   if (header === null) return false;
   for (const candidate of header.split(",")) {
     const tag = candidate.trim();
-    if (tag === "*" || (tag.startsWith("W/") ? tag.slice(2) : tag) === etag) return true;
+    if (tag === "*" ? exists : (tag.startsWith("W/") ? tag.slice(2) : tag) === etag) return true;
   }
   return false;
 }

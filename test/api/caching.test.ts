@@ -63,6 +63,15 @@ describe("conditional requests", () => {
     }
   });
 
+  test("If-None-Match: * is a 304 for a staked citizen and still a 404 for one not staked", async () => {
+    const found = await get(single, { "if-none-match": "*" });
+    expect(found.status).toBe(304);
+    const missing = await get(`/v1/staking/citizens/s1/6?address=${STAKER}`, {
+      "if-none-match": "*",
+    });
+    expect(missing.status).toBe(404);
+  });
+
   test("ETags differ between resources at the same block", async () => {
     const a = (await get(single)).headers.get("etag");
     const b = (await get(listing)).headers.get("etag");

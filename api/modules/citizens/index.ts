@@ -67,15 +67,20 @@ export function citizensModule({ citizens, tokens, admit, cache, images }: Citiz
       admit(check, set);
       counted = true;
       const etag = etagFor(check.version, resource);
-      if (noneMatch(ifNoneMatch, etag)) return notModified(set, etag);
-      if (cached?.version === check.version) return ok(set, cached.etag, cached.body);
+      // An ETag of this version and resource was only ever given with a 200, so it exists.
+      if (noneMatch(ifNoneMatch, etag, false)) return notModified(set, etag);
+      if (cached?.version === check.version) {
+        // A cached body means the resource exists at this version: `*` matches it too.
+        if (noneMatch(ifNoneMatch, etag, true)) return notModified(set, etag);
+        return ok(set, cached.etag, cached.body);
+      }
     }
     const fresh = await read();
     admit(fresh.token, set, !counted);
     const body = fresh.render();
     const etag = etagFor(fresh.token.version, resource);
     cache.put(resource, { version: fresh.token.version, etag, body });
-    if (noneMatch(ifNoneMatch, etag)) return notModified(set, etag);
+    if (noneMatch(ifNoneMatch, etag, true)) return notModified(set, etag);
     return ok(set, etag, body);
   }
 
