@@ -58,6 +58,7 @@ const app = createApp({
   db: connections.db,
   redis: connections.redis,
   chainHead,
+  watchIndexedBlock: connections.watchIndexedBlock,
   log,
   settings: {
     rateLimitPerMinute: config.api.rateLimitPerMinute,
@@ -65,6 +66,8 @@ const app = createApp({
     keyPrefix: config.queuePrefix,
     imageTemplateS1: config.api.imageTemplateS1,
     imageTemplateS2: config.api.imageTemplateS2,
+    corsOrigins: config.api.corsOrigins,
+    responseCacheEntries: config.api.responseCacheEntries,
   },
 });
 try {

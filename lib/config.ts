@@ -58,6 +58,27 @@ function url(name: string, value: string, schemes: readonly string[], what: stri
   return value;
 }
 
+/** A comma-separated list; empty when unset. */
+function list(name: string): string[] {
+  return (optionalText(name) ?? "")
+    .split(",")
+    .map((item) => item.trim())
+    .filter((item) => item !== "");
+}
+
+/** Browser origins as the Origin header sends them: scheme, host and an optional port. */
+function origins(name: string): string[] {
+  const values = list(name);
+  for (const value of values) {
+    if (!/^https?:\/\/[^/\s]+$/.test(value)) {
+      throw new ConfigError(
+        `${name} must list origins like https://dash.example.com (no path), got "${value}"`,
+      );
+    }
+  }
+  return values;
+}
+
 function optionalBlock(name: string): bigint | undefined {
   const raw = optionalText(name);
   if (raw === undefined) return undefined;
@@ -153,7 +174,12 @@ function load() {
     api: {
       host: text("HOST", "127.0.0.1"),
       port: integer("PORT", 3000),
-      poolSize: integer("DB_POOL_SIZE", 4, 1),
+      /** One connection pipelines best on a small host (bench/api.ts measures 1 against 4). */
+      poolSize: integer("DB_POOL_SIZE", 1, 1),
+      /** Responses each API instance keeps for the current data version; 0 turns it off. */
+      responseCacheEntries: integer("RESPONSE_CACHE_ENTRIES", 10_000),
+      /** Origins a browser dashboard may call the API from; CORS is off when empty. */
+      corsOrigins: origins("CORS_ORIGINS"),
       rateLimitPerMinute: integer("RATE_LIMIT_PER_MINUTE", 6_000, 1),
       readyMaxLagBlocks: integer("READY_MAX_LAG_BLOCKS", 5),
       imageTemplateS1: optionalText("IMAGE_URL_TEMPLATE_S1"),

@@ -12,12 +12,12 @@ import { createApiHarness } from "./support.ts";
 type CitizenRecord = {
   id: string;
   type: "s1" | "s2";
-  identity: { id: string; creditYield?: string; points?: number };
-  vault?: { id: string; creditMultiplier: string; multiplier: number };
+  identity: { id: number; creditYield?: string; points?: number };
+  vault?: { id: number; creditMultiplier: string; multiplier: number };
   timelock: { time: number; multiplier: number; endTime: number };
   bytes: { staked: number; points: number };
   totalPoints: number;
-  stakedVaultId?: string;
+  stakedVaultId?: number;
   hasVault?: boolean;
 };
 
@@ -100,7 +100,7 @@ describe("the API agrees with the staker's own views", () => {
         expect(record.timelock.endTime).toBe(Number(citizen.timelockEndTime));
         expect(record.bytes.staked).toBe(Number(formatUnits(citizen.stakedBytes, 18)));
         if (citizen.type === "s1") {
-          expect(record.stakedVaultId).toBe(String(citizen.stakedVaultId));
+          expect(record.stakedVaultId).toBe(Number(citizen.stakedVaultId));
           expect(record.hasVault).toBe(citizen.hasVault);
           const base = Math.floor(
             ((record.identity.points ?? 0) *
