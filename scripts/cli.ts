@@ -19,6 +19,7 @@ import {
 } from "../indexer/indexer.ts";
 import { createQueues, enqueueRange, redisConnection } from "../indexer/jobs/queues.ts";
 import { isParked } from "../indexer/jobs/reconcile.ts";
+import { createIndexerStore } from "../indexer/store/index.ts";
 import { showProgress } from "../indexer/progress.ts";
 import { citizenStakers, verifyAgainstChain } from "../indexer/verify.ts";
 import { checkRange } from "../lib/block-range.ts";
@@ -325,6 +326,21 @@ program
       `${counts.inferredHandClaims} inferred (contract-wallet stakes; the node has no trace API)`,
     );
     await indexer.close();
+  });
+
+program
+  .command("reproject")
+  .description(
+    "rebuild staked_citizens from the stored events and reads alone (no node needed), in one transaction, while the API keeps serving",
+  )
+  .action(async () => {
+    await checkServices({ database: "existing" });
+    const started = performance.now();
+    const result = await withDatabase((db) => createIndexerStore(db).reproject());
+    const seconds = (performance.now() - started) / 1000;
+    console.log(
+      `reprojected ${result.citizens} staked citizens as of block ${result.indexedBlock} in ${seconds.toFixed(1)} s`,
+    );
   });
 
 program
