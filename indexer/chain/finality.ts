@@ -14,6 +14,12 @@ export interface ChainTip {
 }
 
 const withoutFinalizedTag = new WeakSet<PublicClient>();
+/**
+ * The highest boundary each client has seen. A final block never becomes unfinal, but a head
+ * can step back for a moment (a node mid-reorg, a load balancer between nodes): head − depth
+ * would then drop, and a deep reorg would look like a shallow one.
+ */
+const highestFinalized = new WeakMap<PublicClient, bigint>();
 
 /**
  * The head and the finality boundary. `finalityDepth` (FINALITY_DEPTH) wins when set; else the
@@ -24,6 +30,14 @@ export async function readChainTip(
   client: PublicClient,
   finalityDepth: number | undefined,
 ): Promise<ChainTip> {
+  const tip = await readTip(client, finalityDepth);
+  const highest = highestFinalized.get(client);
+  if (highest !== undefined && highest > tip.finalized) return { ...tip, finalized: highest };
+  highestFinalized.set(client, tip.finalized);
+  return tip;
+}
+
+async function readTip(client: PublicClient, finalityDepth: number | undefined): Promise<ChainTip> {
   const below = (head: bigint, depth: number) => (head > BigInt(depth) ? head - BigInt(depth) : 0n);
   if (finalityDepth !== undefined || withoutFinalizedTag.has(client)) {
     const head = await client.getBlockNumber();
