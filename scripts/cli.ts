@@ -19,7 +19,7 @@ import {
 } from "../indexer/indexer.ts";
 import { createQueues, enqueueRange, redisConnection } from "../indexer/jobs/queues.ts";
 import { isParked } from "../indexer/jobs/reconcile.ts";
-import { showProgress } from "../indexer/progress.ts";
+import { backfillProgress, reindexProgress, showProgress } from "../indexer/progress.ts";
 import { citizenStakers, verifyAgainstChain } from "../indexer/verify.ts";
 import { checkRange } from "../lib/block-range.ts";
 import { ConfigError, config } from "../lib/config.ts";
@@ -198,14 +198,18 @@ program
       await indexer.close();
       throw error;
     }
+    // Taken before the chunks are queued: workers elsewhere may start on them at once.
+    const progress = await backfillProgress(indexer, range.from, range.to);
     const { from, to, chunks } = await indexer.enqueueBackfill({ ...range, startBlock });
     log.info({ from: from.toString(), to: to.toString(), chunks }, "backfill queued");
     if (options.enqueueOnly) return indexer.close();
     await indexer.start({ follow: false });
     closeOnSignal(indexer);
-    const result = await showProgress(indexer, from, to);
+    const result = await showProgress(indexer, progress);
+    const before =
+      progress.eventsBefore > 0 ? `; ${progress.eventsBefore} were indexed before` : "";
     console.log(
-      `backfill done: ${result.events} events in ${result.seconds.toFixed(1)} s (${Math.round(result.events / result.seconds)} events/s), blocks ${from}..${to}`,
+      `backfill done: ${result.events} events indexed in ${result.seconds.toFixed(1)} s (${result.rate} events/s), blocks ${from}..${to}${before}`,
     );
     await indexer.close();
   });
@@ -231,12 +235,15 @@ program
       await indexer.close();
       throw error;
     }
+    const requestedAt = Date.now();
+    const { chunkSize } = config.indexer;
     const chunks = await enqueueRange(
       indexer.queues.chunks,
       options.from,
       options.to,
-      config.indexer.chunkSize,
+      chunkSize,
       true,
+      requestedAt,
     );
     log.info(
       { from: options.from.toString(), to: options.to.toString(), chunks },
@@ -245,10 +252,13 @@ program
     if (options.enqueueOnly) return indexer.close();
     await indexer.start({ follow: false });
     closeOnSignal(indexer);
-    while ((await indexer.queues.chunks.getJobCountByTypes("waiting", "active", "delayed")) > 0) {
-      await Bun.sleep(250);
-    }
-    console.log(`reindex of ${options.from}..${options.to} done`);
+    const result = await showProgress(
+      indexer,
+      reindexProgress(indexer, { ...options, chunkSize, requestedAt }),
+    );
+    console.log(
+      `reindex done: ${result.events} events indexed again in ${result.seconds.toFixed(1)} s (${result.rate} events/s), blocks ${options.from}..${options.to}`,
+    );
     await indexer.close();
   });
 
