@@ -15,6 +15,7 @@ import { citizensModule } from "./modules/citizens/index.ts";
 import { createCitizensService } from "./modules/citizens/service.ts";
 import { healthModule } from "./modules/health/index.ts";
 import { createHealthService } from "./modules/health/service.ts";
+import { metricsModule } from "./modules/metrics/index.ts";
 import {
   ALLOWED_METHODS,
   BadParameter,
@@ -78,6 +79,7 @@ export function createApp({
         },
       }),
     )
+    .use(metricsModule({ db }))
     .onRequest(({ request }) => {
       started.set(request, performance.now());
     })

@@ -26,6 +26,7 @@ import { ConfigError, config } from "../lib/config.ts";
 import { checkPostgres, checkRedis } from "../lib/connection-checks.ts";
 import { failAndExit, Refused, Unreachable } from "../lib/fail.ts";
 import { logger } from "../lib/log.ts";
+import { listenForMetrics } from "../lib/metrics-server.ts";
 import { createOutageReporter } from "../lib/outages.ts";
 
 const log = logger("cli");
@@ -76,11 +77,19 @@ async function waitForServices(needs: Parameters<typeof checkServices>[0]): Prom
   }
 }
 
+/**
+ * The indexer of a command. With `metrics` and METRICS_PORT set, it also serves /metrics until
+ * it is closed; the port is bound first, so a taken one stops the command before it connects.
+ */
 async function openIndexer(
   chain: ChainSettings,
-  { readOnly = false }: { readOnly?: boolean } = {},
+  { readOnly = false, metrics = false }: { readOnly?: boolean; metrics?: boolean } = {},
 ): Promise<Indexer> {
-  return createIndexer({
+  const endpoint =
+    metrics && config.metrics.port !== undefined
+      ? listenForMetrics(config.metrics.host, config.metrics.port)
+      : undefined;
+  const indexer = await createIndexer({
     rpcUrl: chain.rpcUrl,
     staker: chain.staker,
     chainId: chain.chainId,
@@ -89,7 +98,20 @@ async function openIndexer(
     queuePrefix: config.queuePrefix,
     ...config.indexer,
     readOnly,
+  }).catch((error: unknown) => {
+    endpoint?.stop();
+    throw error;
   });
+  if (!endpoint) return indexer;
+  endpoint.serve(() => indexer.metrics.scrape());
+  log.info({ host: config.metrics.host, port: endpoint.port }, "serving metrics at /metrics");
+  return {
+    ...indexer,
+    async close() {
+      endpoint.stop();
+      await indexer.close();
+    },
+  };
 }
 
 /** Runs until SIGTERM/SIGINT, then lets the current jobs finish and closes every connection. */
@@ -132,7 +154,7 @@ program
     const chain = await resolveChainSettings(config);
     await waitForServices({ database: options.migrate ? "may-create" : "existing", chain });
     if (options.migrate) await migrate();
-    const indexer = await openIndexer(chain);
+    const indexer = await openIndexer(chain, { metrics: true });
     const checkpoint = await indexer.ensureCheckpoint(await chain.startBlock());
     log.info(
       { indexedBlock: checkpoint.indexedBlock.toString(), staker: indexer.contracts.staker },
@@ -148,7 +170,7 @@ program
   .action(async () => {
     const chain = await resolveChainSettings(config);
     await waitForServices({ database: "existing", chain });
-    const indexer = await openIndexer(chain);
+    const indexer = await openIndexer(chain, { metrics: true });
     await indexer.start({ follow: false });
     closeOnSignal(indexer);
     log.info(
@@ -175,7 +197,7 @@ program
     const chain = await resolveChainSettings(config);
     await checkServices({ database: "may-create", redis: true, chain });
     await migrate();
-    const indexer = await openIndexer(chain);
+    const indexer = await openIndexer(chain, { metrics: true });
     const startBlock = await chain.startBlock();
     const [checkpoint, { head, finalized }] = await Promise.all([
       indexer.store.checkpoint(),
@@ -223,7 +245,7 @@ program
   .action(async (options: { from: bigint; to: bigint; enqueueOnly?: boolean }) => {
     const chain = await resolveChainSettings(config);
     await checkServices({ database: "existing", redis: true, chain });
-    const indexer = await openIndexer(chain);
+    const indexer = await openIndexer(chain, { metrics: true });
     const [checkpoint, head, startBlock] = await Promise.all([
       indexer.store.checkpoint(),
       indexer.client.getBlockNumber(),
