@@ -140,6 +140,11 @@ function load() {
        */
       jobLockMs: integer("JOB_LOCK_MS", 30_000, 1_000),
     },
+    /**
+     * How long a stopping process waits for its current jobs or requests before it exits
+     * anyway (see lib/shutdown.ts).
+     */
+    shutdownGraceMs: integer("SHUTDOWN_GRACE_MS", 20_000, 0),
     metrics: {
       /**
        * Off unless set: several indexer processes often share a host, and a port in use stops

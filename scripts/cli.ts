@@ -4,12 +4,6 @@ import { Command, CommanderError, InvalidArgumentError } from "commander";
 import { createDatabase, type Database } from "../db/client.ts";
 import { ensureDatabase, runMigrations } from "../db/migrate.ts";
 import { createToken, listTokens, revokeToken } from "../db/tokens.ts";
-import { startBoard } from "../indexer/board.ts";
-import {
-  type ChainSettings,
-  checkChainSettings,
-  resolveChainSettings,
-} from "../indexer/chain-settings.ts";
 import {
   BackfillLeavesGap,
   ChainMismatch,
@@ -18,9 +12,6 @@ import {
   RangeAboveFinality,
 } from "../indexer/indexer.ts";
 import { createQueues, enqueueRange, redisConnection } from "../indexer/jobs/queues.ts";
-import { isParked } from "../indexer/jobs/reconcile.ts";
-import { backfillProgress, reindexProgress, showProgress } from "../indexer/progress.ts";
-import { citizenStakers, verifyAgainstChain } from "../indexer/verify.ts";
 import { checkRange } from "../lib/block-range.ts";
 import { ConfigError, config } from "../lib/config.ts";
 import { checkPostgres, checkRedis } from "../lib/connection-checks.ts";
@@ -28,6 +19,16 @@ import { failAndExit, Refused, Unreachable } from "../lib/fail.ts";
 import { logger } from "../lib/log.ts";
 import { listenForMetrics } from "../lib/metrics-server.ts";
 import { createOutageReporter } from "../lib/outages.ts";
+import { closeOnSignal } from "../lib/shutdown.ts";
+import { startBoard } from "../ops/board.ts";
+import {
+  type ChainSettings,
+  checkChainSettings,
+  resolveChainSettings,
+} from "../ops/chain-settings.ts";
+import { backfillProgress, reindexProgress, showProgress } from "../ops/progress.ts";
+import { gatherStatus, renderStatus } from "../ops/status.ts";
+import { citizenStakers, verifyAgainstChain } from "../ops/verify.ts";
 
 const log = logger("cli");
 
@@ -114,20 +115,6 @@ async function openIndexer(
   };
 }
 
-/** Runs until SIGTERM/SIGINT, then lets the current jobs finish and closes every connection. */
-function closeOnSignal(indexer: Indexer) {
-  let closing = false;
-  const stop = async (signal: string) => {
-    if (closing) return;
-    closing = true;
-    log.info({ signal }, "stopping: finishing current jobs");
-    await indexer.close();
-    process.exit(0);
-  };
-  process.on("SIGTERM", () => void stop("SIGTERM"));
-  process.on("SIGINT", () => void stop("SIGINT"));
-}
-
 const program = new Command()
   .name("citizen-staking")
   .description("Operate the citizen-staking indexer and API")
@@ -161,7 +148,7 @@ program
       "following",
     );
     await indexer.start({ follow: true });
-    closeOnSignal(indexer);
+    closeOnSignal(indexer.close, { log });
   });
 
 program
@@ -172,7 +159,7 @@ program
     await waitForServices({ database: "existing", chain });
     const indexer = await openIndexer(chain, { metrics: true });
     await indexer.start({ follow: false });
-    closeOnSignal(indexer);
+    closeOnSignal(indexer.close, { log });
     log.info(
       {
         queuePrefix: config.queuePrefix,
@@ -226,7 +213,7 @@ program
     log.info({ from: from.toString(), to: to.toString(), chunks }, "backfill queued");
     if (options.enqueueOnly) return indexer.close();
     await indexer.start({ follow: false });
-    closeOnSignal(indexer);
+    closeOnSignal(indexer.close, { log });
     const result = await showProgress(indexer, progress);
     const before =
       progress.eventsBefore > 0 ? `; ${progress.eventsBefore} were indexed before` : "";
@@ -273,7 +260,7 @@ program
     );
     if (options.enqueueOnly) return indexer.close();
     await indexer.start({ follow: false });
-    closeOnSignal(indexer);
+    closeOnSignal(indexer.close, { log });
     const result = await showProgress(
       indexer,
       reindexProgress(indexer, { ...options, chunkSize, requestedAt }),
@@ -293,68 +280,12 @@ program
     const chain = await resolveChainSettings(config);
     await checkServices({ database: "existing", redis: true, chain });
     const indexer = await openIndexer(chain, { readOnly: true });
-    const [tip, checkpoint, chunks, follows, parked, lastFollowFailures, health, counts] =
-      await Promise.all([
-        indexer.chainTip(),
-        indexer.store.checkpoint(),
-        indexer.queues.chunks.getJobCounts("waiting", "active", "delayed", "failed"),
-        indexer.queues.follow.getJobCounts("active", "failed"),
-        indexer.queues.chunks.getFailed(0, 9),
-        indexer.queues.follow.getFailed(0, 0),
-        indexer.store.health(),
-        indexer.store.counts(),
-      ]);
-    const indexed = checkpoint?.indexedBlock;
-    const finality =
-      config.indexer.finalityDepth === undefined
-        ? "the node's finalized tag"
-        : `FINALITY_DEPTH ${config.indexer.finalityDepth}`;
-    const line = (label: string, value: string) => console.log(`${label.padEnd(18)}${value}`);
-    line("staker", `${indexer.contracts.staker} (chain ${indexer.chainId})`);
-    line("queue prefix", config.queuePrefix);
-    line("head", tip.head.toString());
-    line("finalized", `${tip.finalized} (${finality}; chunk jobs index up to it)`);
-    line("indexed block", indexed?.toString() ?? "none yet");
-    line("lag", indexed === undefined ? "-" : `${tip.head - indexed} blocks`);
-    line("scheduled to", checkpoint?.scheduledBlock.toString() ?? "-");
-    line(
-      "chunk jobs",
-      `waiting ${chunks.waiting}, active ${chunks.active}, delayed ${chunks.delayed}, failed ${chunks.failed}`,
-    );
-    for (const job of parked) {
-      const kind = isParked(job) ? "parked (fails for good)" : "failed (will be re-queued)";
-      console.log(`  ${job.id} ${kind}: ${job.failedReason}`);
-    }
-    line("follow jobs", `active ${follows.active}, failed ${follows.failed}`);
-    const lastFollowFailure = lastFollowFailures[0];
-    if (lastFollowFailure) {
-      const at = new Date(lastFollowFailure.finishedOn ?? lastFollowFailure.timestamp);
-      console.log(`  last failure ${at.toISOString()}: ${lastFollowFailure.failedReason}`);
-    }
-    for (const role of ["follow", "chunks"] as const) {
-      const row = health.find((each) => each.component === role);
-      const label = role === "follow" ? "follower" : "chunk workers";
-      if (!row) line(label, "no report yet");
-      else if (row.failingSince) {
-        line(
-          label,
-          `FAILING since ${row.failingSince.toISOString()}${row.fatal ? " (needs an operator)" : ""}: ${row.lastError}`,
-        );
-      } else {
-        const last = row.lastError
-          ? `; last error ${row.lastErrorAt?.toISOString()}: ${row.lastError}`
-          : "";
-        line(label, `ok at ${row.okAt?.toISOString()}${last}`);
-      }
-    }
-    line(
-      "read failures",
-      `${counts.readFailures} citizens with unreadable metadata (list: read-failures)`,
-    );
-    line(
-      "hand flags",
-      `${counts.inferredHandClaims} inferred (contract-wallet stakes; the node has no trace API)`,
-    );
+    const status = await gatherStatus(indexer);
+    const settings = {
+      queuePrefix: config.queuePrefix,
+      finalityDepth: config.indexer.finalityDepth,
+    };
+    for (const line of renderStatus(status, settings)) console.log(line);
     await indexer.close();
   });
 
@@ -485,18 +416,14 @@ program
       { url: board.url, queuePrefix: config.queuePrefix, allowRetries },
       allowRetries ? "board listening (retries allowed)" : "board listening (read-only)",
     );
-    let stopping = false;
-    const stop = async (signal: string) => {
-      if (stopping) return;
-      stopping = true;
-      log.info({ signal }, "stopping board");
-      await board.stop();
-      await queues.close();
-      await connection.quit();
-      process.exit(0);
-    };
-    process.on("SIGTERM", () => void stop("SIGTERM"));
-    process.on("SIGINT", () => void stop("SIGINT"));
+    closeOnSignal(
+      async () => {
+        await board.stop();
+        await queues.close();
+        await connection.quit();
+      },
+      { log },
+    );
   });
 
 /** Runs `work` with a one-connection database handle, closed afterwards. */

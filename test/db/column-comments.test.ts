@@ -3,7 +3,7 @@ import { getTableName, is } from "drizzle-orm";
 import { PgTable } from "drizzle-orm/pg-core";
 import postgres from "postgres";
 import * as schema from "../../db/schema.ts";
-import { createScratchDatabase } from "../support/database.ts";
+import { createScratchDatabase } from "../../scratch/database.ts";
 
 /** Every table db/schema.ts declares: the analyst's tables and the indexer's and API's own. */
 const schemaTables = Object.values(schema)

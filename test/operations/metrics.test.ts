@@ -6,10 +6,10 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { freePort } from "../../devnet/anvil.ts";
+import { createScratchDatabase } from "../../scratch/database.ts";
+import { createScratchRedisPrefix } from "../../scratch/redis.ts";
 import { runCommand, startCommand } from "../support/commands.ts";
-import { createScratchDatabase } from "../support/database.ts";
 import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
-import { createScratchRedisPrefix } from "../support/redis.ts";
 
 let devnet: ScenarioDevnet;
 let database: Awaited<ReturnType<typeof createScratchDatabase>>;

@@ -4,10 +4,10 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import postgres from "postgres";
+import { createScratchDatabase } from "../../scratch/database.ts";
+import { createScratchRedisPrefix } from "../../scratch/redis.ts";
 import { runCommand } from "../support/commands.ts";
-import { createScratchDatabase } from "../support/database.ts";
 import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
-import { createScratchRedisPrefix } from "../support/redis.ts";
 
 let devnet: ScenarioDevnet;
 let database: Awaited<ReturnType<typeof createScratchDatabase>>;

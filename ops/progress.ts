@@ -1,7 +1,7 @@
 import { SingleBar } from "cli-progress";
-import type { Indexer } from "./indexer.ts";
-import { chunkJobId } from "./jobs/queues.ts";
-import { splitRange } from "./store/ranges.ts";
+import type { Indexer } from "../indexer/indexer.ts";
+import { chunkJobId } from "../indexer/jobs/queues.ts";
+import { splitRange } from "../indexer/store/ranges.ts";
 
 /** The backfill or reindex cannot finish: a chunk job failed with an error no retry fixes. */
 export class BackfillStalled extends Error {

@@ -2,9 +2,9 @@ import { and, eq, inArray } from "drizzle-orm";
 import type { Address, PublicClient } from "viem";
 import type { Database } from "../db/client.ts";
 import { type StakedCitizen, stakedCitizens, stakerEvents } from "../db/schema.ts";
-import type { StakerContracts } from "./chain/contracts.ts";
-import { stakerAbi } from "./chain/staker-abi.ts";
-import { readUnbatched } from "./chain/unbatched-read.ts";
+import type { StakerContracts } from "../indexer/chain/contracts.ts";
+import { stakerAbi } from "../indexer/chain/staker-abi.ts";
+import { readUnbatched } from "../indexer/chain/unbatched-read.ts";
 
 export interface Mismatch {
   wallet: string;

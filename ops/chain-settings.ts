@@ -1,12 +1,12 @@
 import { existsSync } from "node:fs";
 import type { Address } from "viem";
 import { readDeploymentFile } from "../devnet/deploy.ts";
+import { createChainClient } from "../indexer/chain/client.ts";
+import { findDeploymentBlock } from "../indexer/chain/deployment-block.ts";
+import { stakerAbi } from "../indexer/chain/staker-abi.ts";
 import { type Config, ConfigError } from "../lib/config.ts";
 import { checkRpc, Misconfigured } from "../lib/connection-checks.ts";
 import { describeCause } from "../lib/error-cause.ts";
-import { createChainClient } from "./chain/client.ts";
-import { findDeploymentBlock } from "./chain/deployment-block.ts";
-import { stakerAbi } from "./chain/staker-abi.ts";
 
 export interface ChainSettings {
   rpcUrl: string;
