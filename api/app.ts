@@ -3,16 +3,21 @@
  * settings), so tests and other suites can build it on scratch resources; api/main.ts adds the
  * process around it.
  */
-import { openapi } from "@elysiajs/openapi";
+import { cors } from "@elysiajs/cors";
 import { Elysia } from "elysia";
 import type Redis from "ioredis";
 import type { Logger } from "pino";
 import type { Database } from "../db/client.ts";
+import { hashToken } from "../db/tokens.ts";
 import { logger } from "../lib/log.ts";
+import { accessLog } from "./access-log.ts";
+import { INDEXED_BLOCK_HEADER } from "./indexed-block.ts";
+import { createAdmission, readBearerToken } from "./modules/auth/index.ts";
 import { createRateLimiter } from "./modules/auth/rate-limit.ts";
-import { createAuthService } from "./modules/auth/service.ts";
-import { citizensModule } from "./modules/citizens/index.ts";
+import { createTokenService } from "./modules/auth/token.ts";
+import { CITIZENS_PREFIX, citizensModule } from "./modules/citizens/index.ts";
 import { createCitizensService } from "./modules/citizens/service.ts";
+import { docsModule } from "./modules/docs/index.ts";
 import { healthModule } from "./modules/health/index.ts";
 import { createHealthService } from "./modules/health/service.ts";
 import { metricsModule } from "./modules/metrics/index.ts";
@@ -27,6 +32,7 @@ import {
   problemResponse,
   RouteNotFound,
 } from "./problems.ts";
+import { createResponseCache } from "./response-cache.ts";
 
 export interface ApiSettings {
   rateLimitPerMinute: number;
@@ -35,6 +41,10 @@ export interface ApiSettings {
   keyPrefix: string;
   imageTemplateS1?: string;
   imageTemplateS2?: string;
+  /** Browser origins allowed to read the API (CORS); none by default. */
+  corsOrigins?: string[];
+  /** Responses kept per instance for the current data version; 0 turns the cache off. */
+  responseCacheEntries?: number;
 }
 
 export interface AppDependencies {
@@ -43,6 +53,11 @@ export interface AppDependencies {
   settings: ApiSettings;
   /** The chain head for /readyz; without it readiness does not judge lag. */
   chainHead?: () => Promise<bigint>;
+  /**
+   * Calls back whenever the indexed block moves (Postgres NOTIFY, see connections.ts); without it
+   * the response cache still serves only current bodies, but keeps old ones until replaced.
+   */
+  watchIndexedBlock?: (onMove: () => void) => void;
   log?: Logger;
 }
 
@@ -57,34 +72,62 @@ export function createApp({
   redis,
   settings,
   chainHead,
+  watchIndexedBlock,
   log = logger("api"),
 }: AppDependencies) {
-  const started = new WeakMap<Request, number>();
+  const tokens = createTokenService(db);
+  // Closed on stop: the counts not yet synced go to Redis, so the other instances still see them.
+  const limiter = createRateLimiter({
+    redis,
+    keyPrefix: settings.keyPrefix,
+    perMinute: settings.rateLimitPerMinute,
+    log,
+  });
+  const admit = createAdmission({ limiter, rateLimitPerMinute: settings.rateLimitPerMinute });
+  const cache = createResponseCache(settings.responseCacheEntries ?? 0);
+  if (cache.enabled) watchIndexedBlock?.(() => cache.clear());
 
+  /**
+   * Request validation runs before the handler and its token check, so a bad parameter on a
+   * protected path checks the token here: an unknown token is still 401, never a 400.
+   */
+  async function authenticateRefused(request: Request, set: { headers: Record<string, unknown> }) {
+    if (!new URL(request.url).pathname.startsWith(CITIZENS_PREFIX)) return;
+    admit(
+      await tokens.check(
+        hashToken(readBearerToken(request.headers.get("authorization") ?? undefined)),
+      ),
+      set,
+    );
+  }
+
+  const corsOrigins = settings.corsOrigins ?? [];
   return new Elysia()
     .use(
-      openapi({
-        path: "/docs",
-        specPath: "/openapi.json",
-        documentation: {
-          info: {
-            title: "citizen-staking read API",
-            version: "1",
-            description:
-              "Neo Tokyo citizens staked in the NeoTokyoStaker, as of the indexed block.",
-          },
-          components: {
-            securitySchemes: { bearer: { type: "http", scheme: "bearer" } },
-          },
-        },
-      }),
+      corsOrigins.length === 0
+        ? new Elysia()
+        : cors({
+            origin: corsOrigins,
+            methods: ["GET", "HEAD", "OPTIONS"],
+            allowedHeaders: ["authorization", "if-none-match"],
+            exposeHeaders: [INDEXED_BLOCK_HEADER, "etag", "retry-after", "www-authenticate"],
+            credentials: false,
+            maxAge: 600,
+          }),
     )
-    .use(metricsModule({ db }))
-    .onRequest(({ request }) => {
-      started.set(request, performance.now());
-    })
-    .onError(({ code, error, request, set }) => {
-      const problem = toProblem(code, error, request.method);
+    .onStop(() => limiter.close())
+    .use(accessLog(log))
+    .use(metricsModule({ db, cache }))
+    .use(docsModule())
+    .onError(async ({ code, error, request, set }) => {
+      let problem = toProblem(code, error, request.method);
+      if (problem instanceof BadParameter && code === "VALIDATION") {
+        try {
+          await authenticateRefused(request, set);
+        } catch (refusal) {
+          problem = refusal instanceof Problem ? refusal : toProblem("UNKNOWN", refusal, "GET");
+        }
+      }
       if (problem === "options") {
         return new Response(null, { status: 204, headers: { allow: ALLOWED_METHODS } });
       }
@@ -95,19 +138,6 @@ export function createApp({
       // set.headers holds X-Indexed-Block when the request got as far as a query.
       return problemResponse(problem, set.headers as Record<string, string>);
     })
-    .onAfterResponse(({ request, path, set, responseValue }) => {
-      const status = responseValue instanceof Response ? responseValue.status : set.status;
-      const begun = started.get(request);
-      log.info(
-        {
-          method: request.method,
-          path,
-          status,
-          ms: begun === undefined ? undefined : Math.round((performance.now() - begun) * 10) / 10,
-        },
-        "request",
-      );
-    })
     .use(
       healthModule({
         health: createHealthService(db),
@@ -117,15 +147,10 @@ export function createApp({
     )
     .use(
       citizensModule({
-        auth: createAuthService(db),
-        limiter: createRateLimiter({
-          redis,
-          keyPrefix: settings.keyPrefix,
-          perMinute: settings.rateLimitPerMinute,
-          log,
-        }),
-        rateLimitPerMinute: settings.rateLimitPerMinute,
         citizens: createCitizensService(db),
+        tokens,
+        admit,
+        cache,
         images: { s1: settings.imageTemplateS1, s2: settings.imageTemplateS2 },
       }),
     );

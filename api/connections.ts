@@ -1,6 +1,7 @@
 /** The API's pools, opened the same way by api/main.ts and the tests. */
 import IORedis from "ioredis";
 import { createDatabase } from "../db/client.ts";
+import { INDEXED_BLOCK_CHANNEL } from "./indexed-block.ts";
 
 export interface ConnectionOptions {
   databaseUrl: string;
@@ -26,6 +27,17 @@ export function openConnections({ databaseUrl, redisUrl, poolSize }: ConnectionO
   return {
     db: database.db,
     redis,
+    /**
+     * LISTENs for the indexed block moving, on a connection of its own that postgres.js reopens
+     * after an outage. Notifications sent while it was away are lost, so a (re)connect counts as
+     * a move too.
+     */
+    watchIndexedBlock(onMove: () => void) {
+      database.client.listen(INDEXED_BLOCK_CHANNEL, onMove, onMove).catch(() => {
+        // Postgres unreachable at start: the cache then only serves bodies whose version the
+        // request's own token check confirms, which stays correct.
+      });
+    },
     async close() {
       redis.disconnect();
       await database.close();

@@ -59,6 +59,7 @@ const app = createApp({
   db: connections.db,
   redis: connections.redis,
   chainHead,
+  watchIndexedBlock: connections.watchIndexedBlock,
   log,
   settings: {
     rateLimitPerMinute: config.api.rateLimitPerMinute,
@@ -66,6 +67,8 @@ const app = createApp({
     keyPrefix: config.queuePrefix,
     imageTemplateS1: config.api.imageTemplateS1,
     imageTemplateS2: config.api.imageTemplateS2,
+    corsOrigins: config.api.corsOrigins,
+    responseCacheEntries: config.api.responseCacheEntries,
   },
 });
 try {

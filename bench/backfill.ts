@@ -13,7 +13,7 @@ import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import postgres from "postgres";
 import { type Address, encodeFunctionData, getAbiItem, toEventSelector } from "viem";
-import { stakerAbi } from "../indexer/chain/staker-abi.ts";
+import { mainnetStakerAbi as stakerAbi } from "../contracts/generated/MainnetStaker.ts";
 import { createIndexer } from "../indexer/indexer.ts";
 import { fetchRange } from "../indexer/jobs/fetch-range.ts";
 import { createScratchDatabase } from "../scratch/database.ts";

@@ -121,6 +121,8 @@ async function main() {
       spawnBun("lag-indexer", ["scripts/cli.ts", "follow", "--no-migrate"], {
         ...shared,
         RPC_URL: node.rpcUrl,
+        // anvil serves WebSocket on its HTTP port: the follower subscribes to new heads.
+        RPC_WS_URL: node.rpcUrl.replace(/^http/, "ws"),
         STAKER_ADDRESS: deployment.addresses.staker,
         CHAIN_ID: String(deployment.chainId),
         START_BLOCK: String(deployment.deployBlock),

@@ -10,6 +10,7 @@ import solc from "solc";
 
 const SOURCE_DIR = join(import.meta.dir, "src");
 export const GENERATED_DIR = join(import.meta.dir, "generated");
+const MAINNET_STAKER_ABI = join(import.meta.dir, "mainnet", "NeoTokyoStaker.abi.json");
 
 const require = createRequire(import.meta.url);
 
@@ -152,9 +153,21 @@ export function buildGeneratedFiles(): Map<string, string> {
         runtime,
     );
   }
+  // The indexer reads the staker through the ABI deployed on mainnet, not through our devnet
+  // build of it: one source, checked into contracts/mainnet, typed here like the others.
+  const mainnetAbi = JSON.parse(readFileSync(MAINNET_STAKER_ABI, "utf8")) as unknown[];
+  files.set(
+    "MainnetStaker.ts",
+    `${header}// Source: contracts/mainnet/NeoTokyoStaker.abi.json (the staker deployed on mainnet)\n\n` +
+      `export const mainnetStakerAbi = ${JSON.stringify(sortKeys(mainnetAbi), null, 2)} as const;\n`,
+  );
   files.set(
     "index.ts",
-    header + contracts.map(({ name }) => `export * from "./${name}.ts";\n`).join(""),
+    header +
+      [...contracts.map(({ name }) => name), "MainnetStaker"]
+        .sort()
+        .map((name) => `export * from "./${name}.ts";\n`)
+        .join(""),
   );
   return files;
 }

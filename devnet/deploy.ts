@@ -2,18 +2,7 @@
  * Deploys the staker and its token contracts to a devnet, configures them like mainnet, and
  * records where they live in a JSON file the indexer reads.
  */
-import { mkdir, readFile, writeFile } from "node:fs/promises";
-import { dirname } from "node:path";
-import {
-  type Address,
-  getAddress,
-  type Hash,
-  isAddress,
-  keccak256,
-  parseEther,
-  slice,
-  stringToHex,
-} from "viem";
+import { type Address, type Hash, keccak256, parseEther, slice, stringToHex } from "viem";
 import {
   bytesTokenAbi,
   bytesTokenBytecode,
@@ -30,6 +19,7 @@ import {
   vaultAbi,
   vaultBytecode,
 } from "../contracts/generated/index.ts";
+import type { DevnetDeployment } from "../lib/devnet-file.ts";
 import { type DevnetConnection, devnetClient, rpcUrlOf } from "./client.ts";
 import {
   AssetType,
@@ -44,6 +34,14 @@ import {
   VAULT_CREDIT_MULTIPLIERS,
 } from "./settings.ts";
 
+export {
+  DeploymentFileInvalid,
+  type DevnetAddresses,
+  type DevnetDeployment,
+  readDeploymentFile,
+  writeDeploymentFile,
+} from "../lib/devnet-file.ts";
+
 /** Anvil's first dev account: deploys, owns and mints every devnet contract. */
 export const DEVNET_DEPLOYER: Address = "0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266";
 /** Where BYTES mints the DAO tax; an address no one holds a key for. */
@@ -52,34 +50,10 @@ export const DEVNET_TREASURY: Address = slice(
   12,
 );
 
-export type DevnetAddresses = {
-  staker: Address;
-  bytes: Address;
-  s1Citizen: Address;
-  s2Citizen: Address;
-  vault: Address;
-  identity: Address;
-  lp: Address;
-};
-
-export type DevnetDeployment = {
-  chainId: number;
-  rpcUrl: string;
-  /** The block holding the staker's creation; nothing before it can hold a staker event. */
-  deployBlock: bigint;
-  deployer: Address;
-  treasury: Address;
-  addresses: DevnetAddresses;
-};
-
 export type DeployOptions = { deployer?: Address; treasury?: Address };
 
 export class DevnetDeploymentFailed extends Error {
   override name = "DevnetDeploymentFailed";
-}
-
-export class DeploymentFileInvalid extends Error {
-  override name = "DeploymentFileInvalid";
 }
 
 export async function deployDevnet(
@@ -253,54 +227,3 @@ export async function deployDevnet(
 }
 
 /** JSON with lowercase addresses and the deploy block as a plain number. */
-export async function writeDeploymentFile(
-  path: string,
-  deployment: DevnetDeployment,
-): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
-  const json = { ...deployment, deployBlock: Number(deployment.deployBlock) };
-  await writeFile(path, `${JSON.stringify(json, null, 2)}\n`);
-}
-
-export async function readDeploymentFile(path: string): Promise<DevnetDeployment> {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(await readFile(path, "utf8"));
-  } catch (error) {
-    throw new DeploymentFileInvalid(
-      `cannot read deployment file ${path}: ${(error as Error).message}`,
-    );
-  }
-  const record = parsed as Record<string, unknown>;
-  const field = <T>(name: string, ok: (value: unknown) => value is T, value = record[name]): T => {
-    if (!ok(value)) throw new DeploymentFileInvalid(`${path}: "${name}" is missing or malformed`);
-    return value;
-  };
-  const isInteger = (value: unknown): value is number => Number.isSafeInteger(value);
-  const isText = (value: unknown): value is string => typeof value === "string" && value !== "";
-  const isAddressText = (value: unknown): value is Address =>
-    typeof value === "string" && isAddress(value, { strict: false });
-  const lower = (address: Address) => getAddress(address).toLowerCase() as Address;
-  const addresses = field(
-    "addresses",
-    (value): value is Record<string, unknown> => value !== null && typeof value === "object",
-  );
-  const contract = (name: keyof DevnetAddresses) =>
-    lower(field(`addresses.${name}`, isAddressText, addresses[name]));
-  return {
-    chainId: field("chainId", isInteger),
-    rpcUrl: field("rpcUrl", isText),
-    deployBlock: BigInt(field("deployBlock", isInteger)),
-    deployer: lower(field("deployer", isAddressText)),
-    treasury: lower(field("treasury", isAddressText)),
-    addresses: {
-      staker: contract("staker"),
-      bytes: contract("bytes"),
-      s1Citizen: contract("s1Citizen"),
-      s2Citizen: contract("s2Citizen"),
-      vault: contract("vault"),
-      identity: contract("identity"),
-      lp: contract("lp"),
-    },
-  };
-}

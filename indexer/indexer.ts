@@ -1,5 +1,5 @@
 import { type Job, Queue, UnrecoverableError, Worker } from "bullmq";
-import type { Address } from "viem";
+import { type Address, createPublicClient, webSocket } from "viem";
 import { createDatabase } from "../db/client.ts";
 import { errorSummary, logger } from "../lib/log.ts";
 import { createOutageReporter } from "../lib/outages.ts";
@@ -10,6 +10,7 @@ import { createChainClient } from "./chain/client.ts";
 import { discoverContracts } from "./chain/contracts.ts";
 import { readChainTip } from "./chain/finality.ts";
 import { LogRangeGovernor, LogRangeTooLarge } from "./chain/logs.ts";
+import { CitizenReadCache } from "./jobs/citizen-read-cache.ts";
 import { ChunkJobsParked, followTick } from "./jobs/follow.ts";
 import { indexRange } from "./jobs/index-range.ts";
 import {
@@ -34,6 +35,8 @@ import {
 
 export interface IndexerOptions {
   rpcUrl: string;
+  /** The node's WebSocket endpoint: new heads trigger a follow tick the moment they arrive. */
+  wsUrl?: string;
   databaseUrl: string;
   redisUrl: string;
   queuePrefix: string;
@@ -134,7 +137,18 @@ export async function createIndexer(options: IndexerOptions) {
   });
   const governor = new LogRangeGovernor(options.maxLogRange);
   const finalityDepth = options.finalityDepth;
-  const deps = { client, logClient, store, contracts, governor, queues, log, finalityDepth };
+  const citizenReads = new CitizenReadCache();
+  const deps = {
+    client,
+    logClient,
+    store,
+    contracts,
+    governor,
+    citizenReads,
+    queues,
+    log,
+    finalityDepth,
+  };
   const followSettings = {
     chunkSize: options.chunkSize,
     confirmations: options.confirmations,
@@ -199,6 +213,8 @@ export async function createIndexer(options: IndexerOptions) {
       metrics.jobFinished("follow", (performance.now() - started) / 1000, {
         events: result.action === "indexed" ? result.events : 0,
       });
+      if (result.action === "indexed" && result.more)
+        await queueTick(`next-${result.indexedBlock}`);
       if (followFailure !== undefined) {
         log.info({ after: followFailure }, "the follower recovered");
         followFailure = undefined;
@@ -218,6 +234,43 @@ export async function createIndexer(options: IndexerOptions) {
       }
       return fail("follow", error, started);
     }
+  }
+
+  let stopWatchingHeads: (() => Promise<void>) | undefined;
+
+  /** A follow tick now, besides the scheduled ones; the id makes it once across processes. */
+  const queueTick = (jobId: string) =>
+    queues.follow.add("tick", {}, { jobId, removeOnComplete: true, removeOnFail: 50 });
+
+  /**
+   * Subscribes to new heads (eth_subscribe over WebSocket) and queues a follow tick for each at
+   * once, instead of waiting for the next scheduled one. The job id names the block, so the
+   * follower processes on every host queue it once; the scheduled ticks stay as the fallback
+   * (a dropped socket, an HTTP-only node).
+   */
+  function watchHeads(wsUrl: string) {
+    const heads = createPublicClient({ transport: webSocket(wsUrl, { reconnect: true }) });
+    let socketFailure: string | undefined;
+    // On a WebSocket transport viem subscribes to newHeads rather than polling.
+    const unwatch = heads.watchBlockNumber({
+      onBlockNumber: (blockNumber) => {
+        socketFailure = undefined;
+        queueTick(`head-${blockNumber}`).catch((error) =>
+          log.warn({ err: errorSummary(error) }, "could not queue a head tick"),
+        );
+      },
+      onError: (error) => {
+        const summary = errorSummary(error);
+        if (summary === socketFailure) return;
+        socketFailure = summary;
+        log.warn({ err: summary }, "new-head subscription failed (RPC_WS_URL); polling meanwhile");
+      },
+    });
+    return async () => {
+      unwatch();
+      const socket = await heads.transport.getRpcClient().catch(() => undefined);
+      socket?.close();
+    };
   }
 
   /** Idempotent: re-run periodically so a Redis that lost its data gets the scheduler back. */
@@ -326,6 +379,7 @@ export async function createIndexer(options: IndexerOptions) {
       );
       if (follow) {
         await ensureFollowScheduler();
+        if (options.wsUrl) stopWatchingHeads = watchHeads(options.wsUrl);
         timers.push(
           setInterval(() => {
             ensureFollowScheduler().catch((error) =>
@@ -355,6 +409,7 @@ export async function createIndexer(options: IndexerOptions) {
     /** Stops taking work, lets running jobs finish, and closes every connection. */
     async close() {
       for (const timer of timers.splice(0)) clearInterval(timer);
+      await stopWatchingHeads?.();
       await Promise.all(workers.map((worker) => worker.close()));
       await queues.close();
       redis.disconnect();

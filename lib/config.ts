@@ -58,6 +58,27 @@ function url(name: string, value: string, schemes: readonly string[], what: stri
   return value;
 }
 
+/** A comma-separated list; empty when unset. */
+function list(name: string): string[] {
+  return (optionalText(name) ?? "")
+    .split(",")
+    .map((item) => item.trim())
+    .filter((item) => item !== "");
+}
+
+/** Browser origins as the Origin header sends them: scheme, host and an optional port. */
+function origins(name: string): string[] {
+  const values = list(name);
+  for (const value of values) {
+    if (!/^https?:\/\/[^/\s]+$/.test(value)) {
+      throw new ConfigError(
+        `${name} must list origins like https://dash.example.com (no path), got "${value}"`,
+      );
+    }
+  }
+  return values;
+}
+
 function optionalBlock(name: string): bigint | undefined {
   const raw = optionalText(name);
   if (raw === undefined) return undefined;
@@ -77,6 +98,11 @@ function optionalAddress(name: string): `0x${string}` | undefined {
 function optionalRpcUrl(): string | undefined {
   const raw = optionalText("RPC_URL");
   return raw === undefined ? undefined : url("RPC_URL", raw, ["http", "https"], "an http(s) URL");
+}
+
+function optionalWsUrl(): string | undefined {
+  const raw = optionalText("RPC_WS_URL");
+  return raw === undefined ? undefined : url("RPC_WS_URL", raw, ["ws", "wss"], "a ws(s) URL");
 }
 
 function oneOf<T extends string>(name: string, allowed: readonly T[], fallback: T): T {
@@ -115,6 +141,11 @@ function load() {
       // HTTP only: the indexer batches JSON-RPC requests over HTTP (viem's http transport), and
       // the API asks the same URL for the head.
       rpcUrl: optionalRpcUrl(),
+      /**
+       * The node's WebSocket endpoint: the follower subscribes to new heads there and indexes a
+       * block the moment it arrives. Without it the follower polls (FOLLOW_INTERVAL_MS).
+       */
+      wsUrl: optionalWsUrl(),
       chainId: integer("CHAIN_ID", 0) || undefined,
       stakerAddress:
         optionalAddress("STAKER_ADDRESS") ?? (preset === "mainnet" ? MAINNET_STAKER : undefined),
@@ -156,7 +187,12 @@ function load() {
     api: {
       host: text("HOST", "127.0.0.1"),
       port: integer("PORT", 3000),
-      poolSize: integer("DB_POOL_SIZE", 4, 1),
+      /** One connection pipelines best on a small host (bench/api.ts measures 1 against 4). */
+      poolSize: integer("DB_POOL_SIZE", 1, 1),
+      /** Responses each API instance keeps for the current data version; 0 turns it off. */
+      responseCacheEntries: integer("RESPONSE_CACHE_ENTRIES", 10_000),
+      /** Origins a browser dashboard may call the API from; CORS is off when empty. */
+      corsOrigins: origins("CORS_ORIGINS"),
       rateLimitPerMinute: integer("RATE_LIMIT_PER_MINUTE", 6_000, 1),
       readyMaxLagBlocks: integer("READY_MAX_LAG_BLOCKS", 5),
       imageTemplateS1: optionalText("IMAGE_URL_TEMPLATE_S1"),

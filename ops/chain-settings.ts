@@ -1,15 +1,17 @@
 import { existsSync } from "node:fs";
 import type { Address } from "viem";
-import { readDeploymentFile } from "../devnet/deploy.ts";
+import { mainnetStakerAbi as stakerAbi } from "../contracts/generated/MainnetStaker.ts";
 import { createChainClient } from "../indexer/chain/client.ts";
 import { findDeploymentBlock } from "../indexer/chain/deployment-block.ts";
-import { stakerAbi } from "../indexer/chain/staker-abi.ts";
 import { type Config, ConfigError } from "../lib/config.ts";
 import { checkRpc, Misconfigured } from "../lib/connection-checks.ts";
+import { readDeploymentFile } from "../lib/devnet-file.ts";
 import { describeCause } from "../lib/error-cause.ts";
 
 export interface ChainSettings {
   rpcUrl: string;
+  /** New heads are subscribed to here when set (RPC_WS_URL; a devnet's anvil serves both). */
+  wsUrl?: string;
   staker: Address;
   chainId?: number;
   /** Where indexing starts on a fresh database. */
@@ -33,6 +35,7 @@ export async function resolveChainSettings(config: Config): Promise<ChainSetting
     const staker = chain.stakerAddress!;
     return {
       rpcUrl,
+      wsUrl: chain.wsUrl,
       staker,
       rpcSource: "RPC_URL",
       stakerSource: "STAKER_ADDRESS",
@@ -45,6 +48,7 @@ export async function resolveChainSettings(config: Config): Promise<ChainSetting
     const { rpcUrl, stakerAddress } = chain;
     return {
       rpcUrl,
+      wsUrl: chain.wsUrl,
       staker: stakerAddress,
       rpcSource: "RPC_URL",
       stakerSource: "STAKER_ADDRESS",
@@ -60,8 +64,11 @@ export async function resolveChainSettings(config: Config): Promise<ChainSetting
   }
   const deployment = await readDeploymentFile(chain.devnetFile);
   const fromFile = `the devnet file ${chain.devnetFile} (DEVNET_FILE)`;
+  const rpcUrl = chain.rpcUrl ?? deployment.rpcUrl;
   return {
-    rpcUrl: chain.rpcUrl ?? deployment.rpcUrl,
+    rpcUrl,
+    // anvil answers WebSocket on its HTTP port.
+    wsUrl: chain.wsUrl ?? (chain.rpcUrl ? undefined : rpcUrl.replace(/^http/, "ws")),
     rpcSource: chain.rpcUrl ? "RPC_URL" : `the rpcUrl in ${fromFile}`,
     stakerSource: `the staker in ${fromFile}`,
     staker: deployment.addresses.staker,

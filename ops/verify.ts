@@ -1,9 +1,9 @@
 import { and, eq, inArray } from "drizzle-orm";
 import type { Address, PublicClient } from "viem";
+import { mainnetStakerAbi as stakerAbi } from "../contracts/generated/MainnetStaker.ts";
 import type { Database } from "../db/client.ts";
 import { type StakedCitizen, stakedCitizens, stakerEvents } from "../db/schema.ts";
 import type { StakerContracts } from "../indexer/chain/contracts.ts";
-import { stakerAbi } from "../indexer/chain/staker-abi.ts";
 import { readUnbatched } from "../indexer/chain/unbatched-read.ts";
 
 export interface Mismatch {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the project needs on a machine that has only Node/npm: Bun, the dependencies
-# (anvil and solc come with them from npm), then checks that Postgres and Redis answer.
+# (anvil and solc come with them from npm), Debian's chromium (the docs page's browser test) and
+# wrk (the API benchmark's load generator), then checks that Postgres and Redis answer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,6 +16,18 @@ if [ ! -d node_modules ] || [ bun.lock -nt node_modules ]; then
   echo "bootstrap: installing dependencies" >&2
   bun install --frozen-lockfile >/dev/null
   touch node_modules
+fi
+
+# Debian packages, each only when its command is missing.
+missing=()
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+command -v wrk >/dev/null 2>&1 || missing+=(wrk)
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "bootstrap: installing ${missing[*]} from Debian" >&2
+  as_root=()
+  [ "$(id -u)" -eq 0 ] || as_root=(sudo)
+  "${as_root[@]}" apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
 bun scripts/preflight.ts

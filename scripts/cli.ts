@@ -92,6 +92,7 @@ async function openIndexer(
       : undefined;
   const indexer = await createIndexer({
     rpcUrl: chain.rpcUrl,
+    wsUrl: chain.wsUrl,
     staker: chain.staker,
     chainId: chain.chainId,
     databaseUrl: config.databaseUrl,

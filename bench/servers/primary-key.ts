@@ -1,15 +1,43 @@
 /**
- * Baseline (b) of the API bench: Bun.serve answering the API's one-citizen path with the same
- * single-row primary-key query done straight with postgres.js, pool size as the API's
- * (DB_POOL_SIZE). What HTTP plus one Postgres round trip costs, without auth, rate limit,
- * validation or shaping.
+ * The API bench's baseline: Bun.serve answering the API's one-citizen path with one single-row
+ * primary-key query and the row as JSON, with nothing else (no auth, rate limit, validation or
+ * shaping). The client and pool are chosen by the bench so that the best of them sets the bar.
  *
- * `bun bench/servers/primary-key.ts`; DATABASE_URL, DB_POOL_SIZE, HOST and PORT as for the API.
+ * `bun bench/servers/primary-key.ts <postgres.js|bun-sql> <pool size>`; DATABASE_URL, HOST and
+ * PORT as for the API.
  */
+import { SQL } from "bun";
 import postgres from "postgres";
 import { config } from "../../lib/config.ts";
 
-const sql = postgres(config.databaseUrl, { max: config.api.poolSize, onnotice: () => {} });
+const [client, pool] = [Bun.argv[2], Number(Bun.argv[3])];
+if ((client !== "postgres.js" && client !== "bun-sql") || !(pool >= 1)) {
+  throw new Error("usage: primary-key.ts <postgres.js|bun-sql> <pool size>");
+}
+
+type Row = Record<string, unknown>;
+type Lookup = (season: number, id: string, address: string) => Promise<Row[]>;
+
+function connect(): { lookup: Lookup; close: () => Promise<void> } {
+  if (client === "postgres.js") {
+    const sql = postgres(config.databaseUrl, { max: pool, onnotice: () => {} });
+    return {
+      lookup: (season, id, address) => sql`
+        select * from staked_citizens
+        where season = ${season} and citizen_id = ${id} and staker = ${address}`,
+      close: () => sql.end({ timeout: 5 }),
+    };
+  }
+  const sql = new SQL({ url: config.databaseUrl, max: pool });
+  return {
+    lookup: (season, id, address) => sql`
+      select * from staked_citizens
+      where season = ${season} and citizen_id = ${id} and staker = ${address}`,
+    close: () => sql.close({ timeout: 5 }),
+  };
+}
+
+const { lookup, close } = connect();
 const CITIZEN_PATH = /^\/v1\/staking\/citizens\/s([12])\/(\d{1,78})$/;
 
 const server = Bun.serve({
@@ -17,18 +45,17 @@ const server = Bun.serve({
   port: config.api.port,
   async fetch(request) {
     const url = new URL(request.url);
+    if (url.pathname === "/healthz") return Response.json({ status: "ok" });
     const match = CITIZEN_PATH.exec(url.pathname);
     const address = url.searchParams.get("address")?.toLowerCase();
     if (!match || !address) return new Response(null, { status: 404 });
-    const [row] = await sql`
-      select * from staked_citizens
-      where season = ${Number(match[1])} and citizen_id = ${match[2]!} and staker = ${address}`;
+    const [row] = await lookup(Number(match[1]), match[2]!, address);
     return row ? Response.json(row) : Response.json({ status: 404 }, { status: 404 });
   },
 });
 
 process.on("SIGTERM", async () => {
   server.stop();
-  await sql.end({ timeout: 5 });
+  await close();
   process.exit(0);
 });

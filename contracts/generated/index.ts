@@ -3,6 +3,7 @@ export * from "./BytesToken.ts";
 export * from "./Forwarder.ts";
 export * from "./Identity.ts";
 export * from "./LPToken.ts";
+export * from "./MainnetStaker.ts";
 export * from "./NeoTokyoStaker.ts";
 export * from "./S1Citizen.ts";
 export * from "./S2Citizen.ts";

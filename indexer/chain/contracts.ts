@@ -1,5 +1,5 @@
 import type { Address, PublicClient } from "viem";
-import { stakerAbi } from "./staker-abi.ts";
+import { mainnetStakerAbi as stakerAbi } from "../../contracts/generated/MainnetStaker.ts";
 
 /** The staker and the token contracts it reads, discovered from the staker itself. */
 export interface StakerContracts {

@@ -1,6 +1,6 @@
 import { type Address, decodeFunctionData, type Hex, type PublicClient } from "viem";
+import { mainnetStakerAbi as stakerAbi } from "../../contracts/generated/MainnetStaker.ts";
 import { readHandClaim, TraceUnavailable } from "./hand-trace.ts";
-import { stakerAbi } from "./staker-abi.ts";
 
 /** What the stake call said about the Hand claim, and where that was read. */
 export interface HandFlagReading {

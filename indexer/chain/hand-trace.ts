@@ -12,7 +12,7 @@ import {
   RpcRequestError,
   toFunctionSelector,
 } from "viem";
-import { stakerAbi } from "./staker-abi.ts";
+import { mainnetStakerAbi as stakerAbi } from "../../contracts/generated/MainnetStaker.ts";
 
 /**
  * The Hand flag lives only in a stake's calldata (its fifth word, STAKER-FACTS §7). A stake sent

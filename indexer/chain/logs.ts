@@ -10,9 +10,9 @@ import {
   toEventSelector,
   withRetry,
 } from "viem";
+import { mainnetStakerAbi as stakerAbi } from "../../contracts/generated/MainnetStaker.ts";
 import { errorSummary } from "../../lib/log.ts";
 import { RPC_RETRY_COUNT, rpcRetryDelay } from "./client.ts";
-import { stakerAbi } from "./staker-abi.ts";
 
 const STAKER_EVENTS = ["Stake", "Withdraw", "Claim"] as const;
 const topics = STAKER_EVENTS.map((name) => {

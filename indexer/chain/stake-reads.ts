@@ -1,10 +1,24 @@
 import type { Address, PublicClient } from "viem";
-import type { Season } from "../project/event-rows.ts";
-import type { StakeReads } from "../project/stake-facts.ts";
+import { mainnetStakerAbi as stakerAbi } from "../../contracts/generated/MainnetStaker.ts";
+import type { Season } from "../../lib/vocabulary.ts";
 import type { StakerContracts } from "./contracts.ts";
-import { stakerAbi } from "./staker-abi.ts";
 import { vaultAbi } from "./token-abis.ts";
 import { readView } from "./view-read.ts";
+
+/** What the chain said at the stake's block about one S1 or S2 stake. */
+export interface StakeReads {
+  timelockEndTime: bigint;
+  /** stakedS1/stakedS2 points at the end of the stake's block. */
+  points: bigint;
+  stakedVaultId?: bigint;
+  hasVault?: boolean;
+  creditYield?: string;
+  identityPoints?: bigint;
+  /** getConfiguredVaultMultiplier of the effective vault (absent when there is none). */
+  configuredVaultMultiplier?: bigint;
+  handMultiplier?: bigint;
+  vaultCreditMultiplier?: string;
+}
 
 export interface StakeAtBlock {
   season: Season;

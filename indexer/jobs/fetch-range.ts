@@ -9,6 +9,7 @@ import { citizenRowOf } from "../project/citizen-row.ts";
 import { type Season, toEventRow } from "../project/event-rows.ts";
 import { AmbiguousHandClaim, buildCitizenStake, bytesBonus } from "../project/stake-facts.ts";
 import type { IndexerStore, RangeWrite } from "../store/index.ts";
+import type { CitizenReadCache } from "./citizen-read-cache.ts";
 
 export interface RangeIndexerDeps {
   client: PublicClient;
@@ -17,6 +18,8 @@ export interface RangeIndexerDeps {
   store: IndexerStore;
   contracts: StakerContracts;
   governor: LogRangeGovernor;
+  /** Citizens read by this process's concurrent chunks, read once. */
+  citizenReads: CitizenReadCache;
 }
 
 /** The chain moved under a fetch (a reorg near the head): the range is fetched again. */
@@ -122,7 +125,10 @@ async function citizensOf(
   const missing = [...keys].filter(([key]) => !found.has(key)).map(([, key]) => key);
   const readFailures: RangeWrite["readFailures"] = [];
   // A citizen's components never change, so any block after its mint will do.
-  for (const reading of await readCitizens(deps.client, deps.contracts, missing, blockNumber)) {
+  const readings = await deps.citizenReads.read(missing, (keys) =>
+    readCitizens(deps.client, deps.contracts, keys, blockNumber),
+  );
+  for (const reading of readings) {
     const { row, failure } = citizenRowOf(reading, blockNumber);
     found.set(keyOf(row.season, row.citizenId), row);
     if (failure) readFailures.push(failure);

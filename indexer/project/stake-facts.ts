@@ -1,4 +1,5 @@
 import type { CitizenRow, CitizenStakeRow, StakerEventRow } from "../../db/schema.ts";
+import type { StakeReads } from "../chain/stake-reads.ts";
 import { splitOption } from "./event-rows.ts";
 
 /** BYTES add floor(amount * 100 / 200e18) points per deposit (STAKER-FACTS §2). */
@@ -8,21 +9,6 @@ export function bytesBonus(amount: bigint): bigint {
 
 /** The vault multiplier used when no vault backs an S1 stake: hard-coded in the staker. */
 export const NO_VAULT_MULTIPLIER = 100n;
-
-/** What the chain said at the stake's block about one S1 or S2 stake. */
-export interface StakeReads {
-  timelockEndTime: bigint;
-  /** stakedS1/stakedS2 points at the end of the stake's block. */
-  points: bigint;
-  stakedVaultId?: bigint;
-  hasVault?: boolean;
-  creditYield?: string;
-  identityPoints?: bigint;
-  /** getConfiguredVaultMultiplier of the effective vault (absent when there is none). */
-  configuredVaultMultiplier?: bigint;
-  handMultiplier?: bigint;
-  vaultCreditMultiplier?: string;
-}
 
 /** Both readings of a Hand stake fit its points: the flag must come from the call itself. */
 export class AmbiguousHandClaim extends Error {

@@ -274,8 +274,17 @@ export function createIndexerStore(db: Database): IndexerStore {
           .map((event) => ({ season: event.citizenSeason!, citizenId: event.citizenId! })),
       ];
       await recompute(tx, touched, current.indexedBlock);
+      await markDataChanged(tx);
       return { indexedBlock: await advance(tx) };
     });
+  }
+
+  /**
+   * The checkpoint's updated_at is the served data's version (the API's ETags): a rewrite that
+   * does not move the indexed block must still change it.
+   */
+  async function markDataChanged(tx: Transaction) {
+    await tx.update(indexerCheckpoints).set({ updatedAt: sql`now()` });
   }
 
   /** Moves the checkpoint over contiguous written ranges and projects the citizens they touch. */
@@ -453,6 +462,7 @@ export function createIndexerStore(db: Database): IndexerStore {
           and(eq(table.season, row.season), eq(table.citizenId, row.citizenId));
         await tx.update(citizens).set({ name: row.name, image: row.image }).where(key(citizens));
         await recompute(tx, [row], (await checkpoint(tx))!.indexedBlock);
+        await markDataChanged(tx);
         if (row.failure) {
           await tx
             .insert(readFailures)

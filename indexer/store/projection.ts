@@ -2,8 +2,9 @@
  * The staked-citizen projection: staked_citizens rebuilt from the event log and the reads stored
  * with each stake, for the citizens a write touched.
  */
-import { sql } from "drizzle-orm";
+import { getTableColumns, type SQL, sql } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
+import { type StakedCitizen, stakedCitizens } from "../../db/schema.ts";
 
 export type Transaction = Parameters<Parameters<Database["transaction"]>[0]>[0];
 
@@ -11,6 +12,61 @@ export interface CitizenKeyRow {
   season: number;
   citizenId: bigint;
 }
+
+/**
+ * Where each column of staked_citizens comes from, in the rebuild below: `l` the live citizen
+ * Stake event, `s` its citizen_stakes row (read at the stake's block), `c` the citizens row,
+ * `d` the BYTES deposited into the stake since. Keyed by the table's own columns, so a column
+ * added to the schema without a source here fails the type check; the column lists of the
+ * insert and of its update are built from this one map.
+ */
+const SOURCES: Record<keyof StakedCitizen, SQL> = {
+  season: sql`l.season`,
+  citizenId: sql`l.citizen_id`,
+  staker: sql`l.staker`,
+  stakeBlockNumber: sql`l.block_number`,
+  stakeLogIndex: sql`l.log_index`,
+  identityId: sql`c.identity_id`,
+  itemCacheId: sql`c.item_cache_id`,
+  landDeedId: sql`c.land_deed_id`,
+  name: sql`c.name`,
+  image: sql`c.image`,
+  isHand: sql`c.is_hand`,
+  creditYield: sql`s.credit_yield`,
+  identityPoints: sql`s.identity_points`,
+  vaultId: sql`s.vault_id`,
+  vaultCreditMultiplier: sql`s.vault_credit_multiplier`,
+  vaultMultiplier: sql`s.vault_multiplier`,
+  stakedVaultId: sql`s.staked_vault_id`,
+  hasVault: sql`s.has_vault`,
+  timelockDuration: sql`s.timelock_duration`,
+  timelockMultiplier: sql`s.timelock_multiplier`,
+  timelockEndTime: sql`s.timelock_end_time`,
+  stakedBytes: sql`coalesce(d.staked, 0)`,
+  bytesPoints: sql`coalesce(d.points, 0)`,
+  totalPoints: sql`s.base_points + coalesce(d.points, 0)`,
+};
+
+const columns = getTableColumns(stakedCitizens);
+const projected = Object.entries(SOURCES) as Array<[keyof StakedCitizen, SQL]>;
+const insertColumns = sql.join(
+  projected.map(([key]) => sql.identifier(columns[key].name)),
+  sql`, `,
+);
+const selectedSources = sql.join(
+  projected.map(([, source]) => source),
+  sql`, `,
+);
+const updatedColumns = sql.join(
+  projected
+    // Everything but the conflict target, (season, citizen_id).
+    .filter(([key]) => key !== "season" && key !== "citizenId")
+    .map(([key]) => {
+      const column = sql.identifier(columns[key].name);
+      return sql`${column} = excluded.${column}`;
+    }),
+  sql`, `,
+);
 
 /** Above this many citizens, a rebuild is planned without nested loops (see recompute). */
 const NESTED_LOOP_KEY_LIMIT = 200;
@@ -71,46 +127,13 @@ export async function recompute(tx: Transaction, keys: CitizenKeyRow[], at: bigi
       where s.season = k.season and s.citizen_id = k.citizen_id
         and not exists (select 1 from live l where l.season = s.season and l.citizen_id = s.citizen_id)
     )
-    insert into staked_citizens (
-      season, citizen_id, staker, stake_block_number, stake_log_index,
-      identity_id, item_cache_id, land_deed_id, name, image, is_hand,
-      credit_yield, identity_points, vault_id, vault_credit_multiplier, vault_multiplier,
-      staked_vault_id, has_vault, timelock_duration, timelock_multiplier, timelock_end_time,
-      staked_bytes, bytes_points, total_points
-    )
-    select
-      l.season, l.citizen_id, l.staker, l.block_number, l.log_index,
-      c.identity_id, c.item_cache_id, c.land_deed_id, c.name, c.image, c.is_hand,
-      s.credit_yield, s.identity_points, s.vault_id, s.vault_credit_multiplier, s.vault_multiplier,
-      s.staked_vault_id, s.has_vault, s.timelock_duration, s.timelock_multiplier, s.timelock_end_time,
-      coalesce(d.staked, 0), coalesce(d.points, 0), s.base_points + coalesce(d.points, 0)
+    insert into staked_citizens (${insertColumns})
+    select ${selectedSources}
     from live l
     join citizen_stakes s on s.block_number = l.block_number and s.log_index = l.log_index
     join citizens c on c.season = l.season and c.citizen_id = l.citizen_id
     left join deposits d on d.season = l.season and d.citizen_id = l.citizen_id
-    on conflict (season, citizen_id) do update set
-      staker = excluded.staker,
-      stake_block_number = excluded.stake_block_number,
-      stake_log_index = excluded.stake_log_index,
-      identity_id = excluded.identity_id,
-      item_cache_id = excluded.item_cache_id,
-      land_deed_id = excluded.land_deed_id,
-      name = excluded.name,
-      image = excluded.image,
-      is_hand = excluded.is_hand,
-      credit_yield = excluded.credit_yield,
-      identity_points = excluded.identity_points,
-      vault_id = excluded.vault_id,
-      vault_credit_multiplier = excluded.vault_credit_multiplier,
-      vault_multiplier = excluded.vault_multiplier,
-      staked_vault_id = excluded.staked_vault_id,
-      has_vault = excluded.has_vault,
-      timelock_duration = excluded.timelock_duration,
-      timelock_multiplier = excluded.timelock_multiplier,
-      timelock_end_time = excluded.timelock_end_time,
-      staked_bytes = excluded.staked_bytes,
-      bytes_points = excluded.bytes_points,
-      total_points = excluded.total_points
+    on conflict (season, citizen_id) do update set ${updatedColumns}
   `);
   if (manyKeys) await tx.execute(sql`set local enable_nestloop = on`);
 }

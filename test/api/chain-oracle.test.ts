@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { and, eq } from "drizzle-orm";
 import { type Address, formatUnits } from "viem";
+import { mainnetStakerAbi as stakerAbi } from "../../contracts/generated/MainnetStaker.ts";
 import { stakedCitizens, stakerEvents } from "../../db/schema.ts";
-import { stakerAbi } from "../../indexer/chain/staker-abi.ts";
 import { readUnbatched } from "../../indexer/chain/unbatched-read.ts";
 import { citizenStakers } from "../../ops/verify.ts";
 import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
@@ -12,12 +12,12 @@ import { createApiHarness } from "./support.ts";
 type CitizenRecord = {
   id: string;
   type: "s1" | "s2";
-  identity: { id: string; creditYield?: string; points?: number };
-  vault?: { id: string; creditMultiplier: string; multiplier: number };
+  identity: { id: number; creditYield?: string; points?: number };
+  vault?: { id: number; creditMultiplier: string; multiplier: number };
   timelock: { time: number; multiplier: number; endTime: number };
   bytes: { staked: number; points: number };
   totalPoints: number;
-  stakedVaultId?: string;
+  stakedVaultId?: number;
   hasVault?: boolean;
 };
 
@@ -92,7 +92,7 @@ describe("the API agrees with the staker's own views", () => {
         expect(record.timelock.endTime).toBe(Number(citizen.timelockEndTime));
         expect(record.bytes.staked).toBe(Number(formatUnits(citizen.stakedBytes, 18)));
         if (citizen.type === "s1") {
-          expect(record.stakedVaultId).toBe(String(citizen.stakedVaultId));
+          expect(record.stakedVaultId).toBe(Number(citizen.stakedVaultId));
           expect(record.hasVault).toBe(citizen.hasVault);
           const base = Math.floor(
             ((record.identity.points ?? 0) *

@@ -3,7 +3,12 @@ import { compileErrors, validate } from "@readme/openapi-parser";
 import Ajv from "ajv";
 import { createApiHarness, STAKER } from "./support.ts";
 
-type Operation = { responses: Record<string, { content?: Record<string, { schema: object }> }> };
+type Operation = {
+  responses: Record<
+    string,
+    { content?: Record<string, { schema: object }>; headers?: Record<string, object> }
+  >;
+};
 type Document = { paths: Record<string, { get: Operation }> };
 
 /** The served document is valid OpenAPI 3, and what the API serves matches what it declares. */
@@ -51,6 +56,46 @@ describe("the OpenAPI document", () => {
       expect(check(body) ? [] : check.errors).toEqual([]);
     });
   }
+
+  for (const path of [
+    "/v1/staking/citizens/s1/{id}",
+    "/v1/staking/citizens/s2/{id}",
+    "/v1/staking/citizens",
+  ]) {
+    test(`${path} declares its errors as problem+json and the headers it sends`, () => {
+      const { responses } = document.paths[path]!.get;
+      for (const status of ["400", "401", "404", "429", "503"]) {
+        const content = responses[status]?.content;
+        expect(Object.keys(content ?? {})).toEqual(["application/problem+json"]);
+        const schema = content!["application/problem+json"]!.schema as {
+          properties: Record<string, object>;
+        };
+        expect(Object.keys(schema.properties)).toEqual(
+          expect.arrayContaining(["type", "title", "status", "detail"]),
+        );
+        expect(Object.keys(responses[status]!.headers ?? {})).toContain("x-indexed-block");
+      }
+      const headers = (status: string) => Object.keys(responses[status]?.headers ?? {});
+      expect(headers("200")).toEqual(expect.arrayContaining(["x-indexed-block", "etag"]));
+      expect(headers("304")).toEqual(expect.arrayContaining(["etag"]));
+      expect(headers("401")).toContain("www-authenticate");
+      expect(headers("429")).toContain("retry-after");
+      expect(headers("503")).toContain("retry-after");
+    });
+  }
+
+  test("nested ids are declared as integers and the citizen id as a string", () => {
+    const schema = document.paths["/v1/staking/citizens/s1/{id}"]!.get.responses["200"]!.content![
+      "application/json"
+    ]!.schema as {
+      properties: Record<string, { type?: string; properties?: Record<string, { type?: string }> }>;
+    };
+    expect(schema.properties.id?.type).toBe("string");
+    expect(schema.properties.stakedVaultId?.type).toBe("integer");
+    for (const field of ["itemCache", "land", "identity", "vault"]) {
+      expect(schema.properties[field]?.properties?.id?.type).toBe("integer");
+    }
+  });
 
   test("the declared schemas are strict enough to tell an S2 record from an S1 record", async () => {
     const s2 = await (await api.request(`/v1/staking/citizens/s2/7?address=${STAKER}`)).json();

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import pino from "pino";
 import { createApp } from "../../api/app.ts";
 import { openConnections } from "../../api/connections.ts";
+import { SYNC_EVERY_MS } from "../../api/modules/auth/rate-limit.ts";
 import type { ProblemBody } from "../../api/problems.ts";
 import { createToken, revokeToken } from "../../db/tokens.ts";
 import { startTcpProxy } from "../support/tcp-proxy.ts";
@@ -144,12 +145,19 @@ describe("tokens", () => {
   });
 });
 
+/** Limits count per minute; a test that needs one window waits when the minute is about to end. */
+async function awayFromMinuteEnd() {
+  const left = 60_000 - (Date.now() % 60_000);
+  if (left < 3_000) await Bun.sleep(left + 50);
+}
+
 describe("rate limit", () => {
   test("past the limit a token gets 429 with Retry-After; other tokens are unaffected", async () => {
     const limited = await createApiHarness({
       databaseUrl: api.databaseUrl,
       settings: { rateLimitPerMinute: 3 },
     });
+    await awayFromMinuteEnd();
     try {
       const path = `/v1/staking/citizens/s2/9?address=${STAKER}`;
       for (let index = 0; index < 3; index++)
@@ -170,22 +178,55 @@ describe("rate limit", () => {
     }
   });
 
-  test("with Redis unreachable the limiter fails open and requests are served", async () => {
+  test("with Redis unreachable each instance limits on its own counts, and says so", async () => {
     const warnings: string[] = [];
-    const openLimiter = await createApiHarness({
+    const alone = await createApiHarness({
       databaseUrl: api.databaseUrl,
       redisUrl: "redis://127.0.0.1:1",
-      settings: { rateLimitPerMinute: 1 },
+      settings: { rateLimitPerMinute: 2 },
       log: pino({ level: "warn" }, { write: (line: string) => warnings.push(line) }),
     });
+    await awayFromMinuteEnd();
     try {
       const path = `/v1/staking/citizens/s2/9?address=${STAKER}`;
-      for (let index = 0; index < 3; index++) {
-        expect((await openLimiter.request(path)).status).toBe(200);
-      }
+      expect((await alone.request(path)).status).toBe(200);
+      expect((await alone.request(path)).status).toBe(200);
+      expect((await alone.request(path)).status).toBe(429);
+      await Bun.sleep(SYNC_EVERY_MS * 3);
       expect(warnings.join("")).toContain("rate limiter cannot reach Redis");
     } finally {
-      await openLimiter.close();
+      await alone.close();
+    }
+  });
+
+  test("two API instances share one limit over HTTP", async () => {
+    const settings = { rateLimitPerMinute: 4, keyPrefix: `${api.redisPrefix}-shared` };
+    const first = await createApiHarness({ databaseUrl: api.databaseUrl, settings });
+    const second = await createApiHarness({ databaseUrl: api.databaseUrl, settings });
+    const servers = [first, second].map((instance) =>
+      instance.app.listen({ hostname: "127.0.0.1", port: 0 }),
+    );
+    const { token } = await createToken(api.db, "shared-limit");
+    await awayFromMinuteEnd();
+    const ask = (server: (typeof servers)[number]) =>
+      fetch(`http://127.0.0.1:${server.server!.port}/v1/staking/citizens/s2/9?address=${STAKER}`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+    try {
+      for (let index = 0; index < 3; index++) expect((await ask(servers[0]!)).status).toBe(200);
+      await Bun.sleep(SYNC_EVERY_MS * 3);
+      expect((await ask(servers[1]!)).status).toBe(200);
+      // Both instances learn the shared total (4) at their next sync; neither admits a fifth.
+      await Bun.sleep(SYNC_EVERY_MS * 3);
+      for (const server of servers) {
+        const refused = await ask(server);
+        expect(refused.status).toBe(429);
+        expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+      }
+    } finally {
+      for (const server of servers) await server.stop();
+      await first.close();
+      await second.close();
     }
   });
 });

@@ -3,9 +3,11 @@ import type { Static } from "elysia";
 import { getSchemaValidator } from "elysia";
 import { CitizenPage, S1Record, S2Record } from "../../api/modules/citizens/model.ts";
 import { formatDuration, weiToBytes } from "../../api/modules/citizens/record.ts";
-import { createApiHarness, json, STAKER } from "./support.ts";
+import { createApiHarness, json, STAKER, type Wire } from "./support.ts";
 
-type Page = Static<typeof CitizenPage>;
+type Page = Wire<Static<typeof CitizenPage>>;
+type S1Body = Wire<S1Record>;
+type S2Body = Wire<S2Record>;
 
 let api: Awaited<ReturnType<typeof createApiHarness>>;
 
@@ -59,18 +61,18 @@ describe("S1 record", () => {
     const response = await api.request(`/v1/staking/citizens/s1/42?address=${STAKER}`);
     expect(response.status).toBe(200);
     expect(response.headers.get("x-indexed-block")).toBe("1234");
-    const body = await json<S1Record>(response);
+    const body = await json<S1Body>(response);
     expect(body).toEqual({
       id: "42",
       type: "s1",
       name: "Citizen #42 named",
       image: "https://meta.example/42.png",
-      itemCache: { id: "2042" },
-      land: { id: "3042" },
-      identity: { id: "1042", creditYield: "High", points: 300 },
-      vault: { id: "77", creditMultiplier: "?", multiplier: 150 },
+      itemCache: { id: 2042 },
+      land: { id: 3042 },
+      identity: { id: 1042, creditYield: "High", points: 300 },
+      vault: { id: 77, creditMultiplier: "?", multiplier: 150 },
       isHand: true,
-      stakedVaultId: "77",
+      stakedVaultId: 77,
       hasVault: true,
       timelock: {
         time: 108_000,
@@ -91,14 +93,52 @@ describe("S1 record", () => {
   });
 
   test("falls back to 'Citizen #id', no image for a non-http metadata image, 'None' without a vault", async () => {
-    const body = await json<S1Record>(
+    const body = await json<S1Body>(
       await api.request(`/v1/staking/citizens/s1/7?address=${STAKER}`),
     );
     expect(body.name).toBe("Citizen #7");
     expect("image" in body).toBe(false);
-    expect(body.vault).toEqual({ id: "0", creditMultiplier: "None", multiplier: 100 });
+    expect(body.vault).toEqual({ id: 0, creditMultiplier: "None", multiplier: 100 });
     expect(body.bytes.staked).toBe(1e-18);
     expect(validS1.Check(body)).toBe(true);
+  });
+});
+
+describe("numbers as the seed publishes them", () => {
+  test("nested ids are JSON numbers with their exact digits, even beyond 2^53", async () => {
+    const huge = 2n ** 64n + 7n;
+    const vault = 2n ** 53n + 1n;
+    await api.insertCitizens([
+      {
+        season: 1,
+        citizenId: 900n,
+        itemCacheId: huge,
+        landDeedId: huge + 1n,
+        identityId: huge + 2n,
+        vaultId: vault,
+        stakedVaultId: vault,
+        hasVault: true,
+      },
+    ]);
+    try {
+      const text = await (
+        await api.request(`/v1/staking/citizens/s1/900?address=${STAKER}`)
+      ).text();
+      expect(text).toContain(`"itemCache":{"id":${huge}}`);
+      expect(text).toContain(`"land":{"id":${huge + 1n}}`);
+      expect(text).toContain(`"identity":{"id":${huge + 2n},`);
+      expect(text).toContain(`"vault":{"id":${vault},`);
+      expect(text).toContain(`"stakedVaultId":${vault},`);
+      // Only the citizen id is a string.
+      expect(text).toContain('"id":"900"');
+      const body = JSON.parse(text) as S1Body;
+      for (const id of [body.itemCache.id, body.land.id, body.identity.id, body.vault.id]) {
+        expect(typeof id).toBe("number");
+      }
+      expect(validS1.Check(body)).toBe(true);
+    } finally {
+      await api.removeCitizen(1, 900n);
+    }
   });
 });
 
@@ -106,15 +146,15 @@ describe("S2 record", () => {
   test("has no S1-only fields, identity holds the id only, image comes from the template", async () => {
     const response = await api.request(`/v1/staking/citizens/s2/42?address=${STAKER}`);
     expect(response.status).toBe(200);
-    const body = await json<S2Record>(response);
+    const body = await json<S2Body>(response);
     expect(body).toEqual({
       id: "42",
       type: "s2",
       name: "Outer Citizen #42",
       image: "https://img.example/s2/42.png",
-      itemCache: { id: "2042" },
-      land: { id: "3042" },
-      identity: { id: "1042" },
+      itemCache: { id: 2042 },
+      land: { id: 3042 },
+      identity: { id: 1042 },
       timelock: { time: 3_600, multiplier: 150, endTime: 1_700_000_000, timeFormatted: "1 hour" },
       bytes: { staked: 123.456789, points: 61 },
       totalPoints: 211,
@@ -160,7 +200,7 @@ describe("ownership", () => {
   test("the listing's items are the single-citizen records", async () => {
     const list = await json<Page>(await api.request(`/v1/staking/citizens?address=${STAKER}`));
     expect(validPage.Check(list)).toBe(true);
-    const single = await json<S2Record>(
+    const single = await json<S2Body>(
       await api.request(`/v1/staking/citizens/s2/42?address=${STAKER}`),
     );
     expect(list.items.find((item) => item.type === "s2")).toEqual(single);

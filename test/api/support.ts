@@ -3,7 +3,7 @@
  * helpers to write the rows the indexer would have written. Suites that drive the real indexer
  * (chain-oracle tests) can call `createApiHarness` with their own database URL.
  */
-import { and, eq } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import pino, { type Logger } from "pino";
 import { type ApiSettings, createApp } from "../../api/app.ts";
 import { openConnections } from "../../api/connections.ts";
@@ -41,10 +41,12 @@ export async function createApiHarness(options: HarnessOptions = {}) {
     redis: connections.redis,
     log: options.log ?? pino({ level: "silent" }),
     chainHead: options.chainHead,
+    watchIndexedBlock: connections.watchIndexedBlock,
     settings: {
       rateLimitPerMinute: 10_000,
       readyMaxLagBlocks: 5,
       keyPrefix: redisPrefix.prefix,
+      responseCacheEntries: 1_000,
       ...options.settings,
     },
   });
@@ -74,17 +76,25 @@ export async function createApiHarness(options: HarnessOptions = {}) {
         })
         .onConflictDoUpdate({
           target: indexerCheckpoints.staker,
-          set: { indexedBlock, scheduledBlock: indexedBlock },
+          // As the indexer does: every checkpoint write stamps updated_at (the data version).
+          set: { indexedBlock, scheduledBlock: indexedBlock, updatedAt: sql`clock_timestamp()` },
         });
     },
+    /** Writes rows and, as the indexer does with every write, touches the checkpoint. */
     async insertCitizens(rows: Partial<CitizenInsert>[]) {
       if (rows.length === 0) return;
-      await db.insert(stakedCitizens).values(rows.map(citizenRow));
+      await db.transaction(async (tx) => {
+        await tx.insert(stakedCitizens).values(rows.map(citizenRow));
+        await tx.update(indexerCheckpoints).set({ updatedAt: sql`clock_timestamp()` });
+      });
     },
     async removeCitizen(season: number, citizenId: bigint) {
-      await db
-        .delete(stakedCitizens)
-        .where(and(eq(stakedCitizens.season, season), eq(stakedCitizens.citizenId, citizenId)));
+      await db.transaction(async (tx) => {
+        await tx
+          .delete(stakedCitizens)
+          .where(and(eq(stakedCitizens.season, season), eq(stakedCitizens.citizenId, citizenId)));
+        await tx.update(indexerCheckpoints).set({ updatedAt: sql`clock_timestamp()` });
+      });
     },
     async close() {
       await connections.close();
@@ -130,6 +140,15 @@ export function citizenRow(overrides: Partial<CitizenInsert>): CitizenInsert {
     ...overrides,
   };
 }
+
+/** A record as a client parses it: the bigint ids of the `t` schemas arrive as JSON numbers. */
+export type Wire<T> = T extends bigint
+  ? number
+  : T extends (infer Item)[]
+    ? Wire<Item>[]
+    : T extends object
+      ? { [Key in keyof T]: Wire<T[Key]> }
+      : T;
 
 /** A response body, typed by the caller (the tests check shapes with the `t` schemas too). */
 export async function json<T>(response: Response): Promise<T> {

@@ -54,6 +54,27 @@ describe("following the head while the scenario keeps producing blocks", () => {
     expect(await harness.mismatches()).toEqual([]);
   });
 
+  test("with a WebSocket endpoint, each new block is indexed without waiting for the polling tick", async () => {
+    const harness = await startTestIndexer({
+      label: "new-heads",
+      rpcUrl: devnet.node.rpcUrl,
+      staker: devnet.deployment.addresses.staker,
+      // The scheduled tick comes once a minute: only the new-head subscription can keep up.
+      options: {
+        followIntervalMs: 60_000,
+        finalityDepth: undefined,
+        wsUrl: devnet.node.rpcUrl.replace(/^http/, "ws"),
+      },
+    });
+    harnesses.push(harness);
+    await harness.indexer.ensureCheckpoint(devnet.deployment.deployBlock);
+    await harness.indexer.start({ follow: true });
+    await harness.waitForHead(10_000);
+    await liveBlocks(5, 300);
+    await harness.waitForHead(5_000);
+    expect(await harness.mismatches()).toEqual([]);
+  });
+
   test("a Postgres and Redis outage mid-run is survived without a manual step", async () => {
     const postgresProxy = await startTcpProxy({ host: "127.0.0.1", port: 5432 });
     const redisProxy = await startTcpProxy({ host: "127.0.0.1", port: 6379 });

@@ -1,5 +1,7 @@
 import type { Address } from "viem";
+import { createDatabase } from "../../db/client.ts";
 import { createIndexer, type Indexer, type IndexerOptions } from "../../indexer/indexer.ts";
+import { createIndexerStore } from "../../indexer/store/index.ts";
 import { citizenStakers, verifyAgainstChain } from "../../ops/verify.ts";
 import { createScratchDatabase } from "../../scratch/database.ts";
 import { createScratchRedisPrefix } from "../../scratch/redis.ts";
@@ -44,6 +46,9 @@ export async function startTestIndexer(input: {
     return indexer;
   };
   const indexer = await open();
+  // Checks read the tables directly, whatever route the indexer itself takes.
+  const checkDatabase = createDatabase(database.url, { max: 2 });
+  const checks = createIndexerStore(checkDatabase.db);
   return {
     indexer,
     options,
@@ -54,7 +59,7 @@ export async function startTestIndexer(input: {
     async waitForBlock(target: bigint, timeoutMs = 120_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
-        const checkpoint = await indexer.store.checkpoint();
+        const checkpoint = await checks.checkpoint();
         if (checkpoint && checkpoint.indexedBlock >= target) return checkpoint.indexedBlock;
         const failed = await indexer.queues.chunks.getFailed(0, 0);
         if (failed[0])
@@ -72,10 +77,10 @@ export async function startTestIndexer(input: {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         const head = await indexer.client.getBlock({ blockTag: "latest" });
-        const checkpoint = await indexer.store.checkpoint();
+        const checkpoint = await checks.checkpoint();
         if (
           checkpoint?.indexedBlock === head.number &&
-          (await indexer.store.storedHash(head.number)) === head.hash.toLowerCase()
+          (await checks.storedHash(head.number)) === head.hash.toLowerCase()
         ) {
           return head.number;
         }
@@ -110,18 +115,19 @@ export async function startTestIndexer(input: {
     },
     /** Every mismatch between the tables and the staker's views at the indexed block. */
     async mismatches(wallets?: string[]) {
-      const checkpoint = await indexer.store.checkpoint();
+      const checkpoint = await checks.checkpoint();
       if (!checkpoint) throw new IndexerStalled("nothing indexed");
       return verifyAgainstChain({
         client: indexer.client,
-        db: indexer.database.db,
+        db: checkDatabase.db,
         contracts: indexer.contracts,
         at: checkpoint.indexedBlock,
-        wallets: wallets ?? (await citizenStakers(indexer.database.db)),
+        wallets: wallets ?? (await citizenStakers(checkDatabase.db)),
       });
     },
     async cleanup() {
       for (const each of indexers.splice(0)) await each.close().catch(() => {});
+      await checkDatabase.close();
       await redis.clean();
       await database.drop();
     },

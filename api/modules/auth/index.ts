@@ -1,36 +1,64 @@
 /**
- * Bearer-token authentication and the per-token rate limit, as a plugin the protected modules
- * `use`. It runs at the transform stage, before request validation, so an unauthenticated request
- * gets 401 whatever its parameters.
+ * Bearer-token authentication and the per-token rate limit. The plugin reads the Authorization
+ * header at the transform stage, before request validation, so a request without a usable header
+ * gets 401 whatever its parameters. The token itself is checked by the data query's own
+ * statement (see token.ts); `admit` then judges that check and applies the rate limit.
+ *
+ * The header is parsed here rather than by @elysiajs/bearer: that plugin compares the scheme
+ * case-sensitively and also reads `?access_token=`, and we want neither.
  */
-import { bearer } from "@elysiajs/bearer";
 import { Elysia } from "elysia";
+import { hashToken } from "../../../db/tokens.ts";
 import { setIndexedBlock } from "../../indexed-block.ts";
 import { RateLimited, Unauthorized } from "../../problems.ts";
 import type { RateLimiter } from "./rate-limit.ts";
-import type { AuthService } from "./service.ts";
+import type { TokenCheck } from "./token.ts";
 
 /** RFC 6750 token68; anything longer than any token we issue is refused without a lookup. */
 const TOKEN_SHAPE = /^[A-Za-z0-9\-._~+/]{1,256}=*$/;
+const SCHEME = "bearer";
 
-export interface AuthenticationDependencies {
-  auth: AuthService;
+/**
+ * The token of an `Authorization: Bearer <token>` header. The scheme is compared
+ * case-insensitively (RFC 9110 §11.1), then one space and an RFC 6750 token68 must follow.
+ * Tokens are taken from this header only, never a query string (URLs get logged).
+ */
+export function readBearerToken(header: string | undefined): string {
+  const scheme = header?.split(" ", 1)[0];
+  if (header === undefined || scheme?.toLowerCase() !== SCHEME) {
+    throw new Unauthorized("send Authorization: Bearer <token>", false);
+  }
+  const token = header.slice(SCHEME.length + 1);
+  if (header[SCHEME.length] !== " " || !TOKEN_SHAPE.test(token)) {
+    throw new Unauthorized('the Authorization header is not "Bearer <token>"', true);
+  }
+  return token;
+}
+
+/** Gives protected routes the SHA-256 of the presented token, the form the database keeps. */
+export function authentication() {
+  return new Elysia({ name: "authentication" }).derive({ as: "scoped" }, ({ headers }) => ({
+    tokenHash: hashToken(readBearerToken(headers.authorization)),
+  }));
+}
+
+export interface AdmissionDependencies {
   limiter: RateLimiter;
   rateLimitPerMinute: number;
 }
 
-export function authentication({ auth, limiter, rateLimitPerMinute }: AuthenticationDependencies) {
-  return new Elysia().use(bearer()).derive({ as: "scoped" }, async ({ bearer, headers, set }) => {
-    const header = headers.authorization;
-    // Tokens are taken from the Authorization header only (never a query string, which gets
-    // logged), with the scheme spelled "Bearer" as @elysiajs/bearer expects.
-    if (header === undefined || !/^bearer(\s|$)/i.test(header)) {
-      throw new Unauthorized("send Authorization: Bearer <token>", false);
-    }
-    if (bearer === undefined || header !== `Bearer ${bearer}` || !TOKEN_SHAPE.test(bearer)) {
-      throw new Unauthorized('the Authorization header is not "Bearer <token>"', true);
-    }
-    const check = await auth.check(bearer);
+/**
+ * Refuses an unknown or revoked token (401) and a token over its limit (429). `count` is false
+ * when the same request was already counted (a second check after a cache miss).
+ */
+export type Admit = (
+  check: TokenCheck,
+  set: { headers: Record<string, unknown> },
+  count?: boolean,
+) => void;
+
+export function createAdmission({ limiter, rateLimitPerMinute }: AdmissionDependencies): Admit {
+  return (check, set, count = true) => {
     setIndexedBlock(set, check.indexedBlock);
     if (check.status !== "valid") {
       throw new Unauthorized(
@@ -38,8 +66,8 @@ export function authentication({ auth, limiter, rateLimitPerMinute }: Authentica
         true,
       );
     }
-    const decision = await limiter.hit(check.tokenId);
+    if (!count) return;
+    const decision = limiter.hit(check.tokenId);
     if (!decision.allowed) throw new RateLimited(rateLimitPerMinute, decision.retryAfterSeconds);
-    return { tokenId: check.tokenId };
-  });
+  };
 }

@@ -1,8 +1,12 @@
 /** The three citizen endpoints of API-CONTRACT.md. */
 import { Elysia } from "elysia";
-import { setIndexedBlock } from "../../indexed-block.ts";
-import { BadParameter, CitizenNotStaked, ProblemSchema } from "../../problems.ts";
-import { type AuthenticationDependencies, authentication } from "../auth/index.ts";
+import { exactJson } from "../../exact-json.ts";
+import { CACHE_CONTROL, etagFor, noneMatch } from "../../http-cache.ts";
+import { okResponse, problemResponses } from "../../openapi.ts";
+import { BadParameter, CitizenNotStaked } from "../../problems.ts";
+import type { ResponseCache } from "../../response-cache.ts";
+import { type Admit, authentication } from "../auth/index.ts";
+import type { TokenCheck, TokenService } from "../auth/token.ts";
 import { decodeCursor, encodeCursor, isUint256 } from "./cursor.ts";
 import {
   CitizenPage,
@@ -16,106 +20,170 @@ import {
 import { type ImageTemplates, toRecord, toS1Record, toS2Record } from "./record.ts";
 import { type CitizensService, sortKeyLength, sortKeyOf } from "./service.ts";
 
-export interface CitizensDependencies extends AuthenticationDependencies {
+export const CITIZENS_PREFIX = "/v1/staking/citizens";
+
+export interface CitizensDependencies {
   citizens: CitizensService;
+  tokens: TokenService;
+  admit: Admit;
+  cache: ResponseCache;
   images: ImageTemplates;
 }
 
 const DEFAULT_LIMIT = 25;
 
-const errors = {
-  400: ProblemSchema,
-  401: ProblemSchema,
-  404: ProblemSchema,
-  429: ProblemSchema,
-  503: ProblemSchema,
-};
-
-const detail = (summary: string) => ({
+const detail = (summary: string, ok: Parameters<typeof okResponse>[0]) => ({
   summary,
   tags: ["citizens"],
   security: [{ bearer: [] }],
+  responses: { ...okResponse(ok), ...problemResponses(400, 401, 404, 429, 503) },
 });
 
-export function citizensModule(deps: CitizensDependencies) {
-  const { citizens, images } = deps;
+/** What one statement read: the token check, and the body it renders (or a thrown problem). */
+interface Read {
+  token: TokenCheck;
+  render(): string;
+}
 
-  async function findCitizen(
-    type: CitizenType,
-    id: string,
-    address: string,
-    set: { headers: Record<string, unknown> },
-  ) {
+type Context = {
+  request: Request;
+  set: { headers: Record<string, unknown>; status?: number | string };
+  tokenHash: string;
+};
+
+export function citizensModule({ citizens, tokens, admit, cache, images }: CitizensDependencies) {
+  /**
+   * Answers a read at the current data version: 304 when If-None-Match holds its ETag, a cached
+   * body when one was made at that version, else the full read. The first two need only the
+   * token check (one small round trip); the full read checks the token in its own statement.
+   */
+  async function answer(context: Context, resource: string, read: () => Promise<Read>) {
+    const { request, set } = context;
+    const ifNoneMatch = request.headers.get("if-none-match");
+    const cached = cache.get(resource);
+    let counted = false;
+    if (cached !== undefined || ifNoneMatch !== null) {
+      const check = await tokens.check(context.tokenHash);
+      admit(check, set);
+      counted = true;
+      const etag = etagFor(check.version, resource);
+      // An ETag of this version and resource was only ever given with a 200, so it exists.
+      if (noneMatch(ifNoneMatch, etag, false)) return notModified(set, etag);
+      if (cached?.version === check.version) {
+        // A cached body means the resource exists at this version: `*` matches it too.
+        if (noneMatch(ifNoneMatch, etag, true)) return notModified(set, etag);
+        return ok(set, cached.etag, cached.body);
+      }
+    }
+    const fresh = await read();
+    admit(fresh.token, set, !counted);
+    const body = fresh.render();
+    const etag = etagFor(fresh.token.version, resource);
+    cache.put(resource, { version: fresh.token.version, etag, body });
+    if (noneMatch(ifNoneMatch, etag, true)) return notModified(set, etag);
+    return ok(set, etag, body);
+  }
+
+  function findCitizen(context: Context, type: CitizenType, id: string, address: string) {
     // The schema admits 1 to 78 digits; the last step to uint256 is a comparison.
     if (!isUint256(id)) {
       throw new BadParameter("id", `id: ${CitizenParams.properties.id.description}`);
     }
-    const found = await citizens.find(type, BigInt(id), address.toLowerCase());
-    setIndexedBlock(set, found.indexedBlock);
-    if (!found.citizen) {
-      throw new CitizenNotStaked(`${type} citizen ${BigInt(id)} is not staked by ${address}`);
-    }
-    return found.citizen;
+    const citizenId = BigInt(id);
+    const owner = address.toLowerCase();
+    return answer(context, `${type}/${citizenId}?${owner}`, async () => {
+      const found = await citizens.find(context.tokenHash, type, citizenId, owner);
+      return {
+        token: found.token,
+        render() {
+          if (!found.citizen) {
+            throw new CitizenNotStaked(`${type} citizen ${citizenId} is not staked by ${address}`);
+          }
+          const record =
+            type === "s1" ? toS1Record(found.citizen, images) : toS2Record(found.citizen, images);
+          return exactJson(record);
+        },
+      };
+    });
   }
 
   const emptyId = () => {
     throw new BadParameter("id", "the citizen id is missing");
   };
 
-  return new Elysia({ prefix: "/v1/staking/citizens" })
-    .use(authentication(deps))
+  return new Elysia({ prefix: CITIZENS_PREFIX })
+    .use(authentication())
     .get(
       "/s1/:id",
-      async ({ params, query, set }) =>
-        toS1Record(await findCitizen("s1", params.id, query.address, set), images),
+      (context) => findCitizen(context, "s1", context.params.id, context.query.address),
       {
         params: CitizenParams,
         query: CitizenQuery,
-        response: { 200: S1Record, ...errors },
-        detail: detail("One S1 citizen staked by an address"),
+        detail: detail("One S1 citizen staked by an address", S1Record),
       },
     )
     .get(
       "/s2/:id",
-      async ({ params, query, set }) =>
-        toS2Record(await findCitizen("s2", params.id, query.address, set), images),
+      (context) => findCitizen(context, "s2", context.params.id, context.query.address),
       {
         params: CitizenParams,
         query: CitizenQuery,
-        response: { 200: S2Record, ...errors },
-        detail: detail("One S2 citizen staked by an address"),
+        detail: detail("One S2 citizen staked by an address", S2Record),
       },
     )
     .get("/s1/", emptyId, { detail: { hide: true } })
     .get("/s2/", emptyId, { detail: { hide: true } })
     .get(
       "",
-      async ({ query, set }) => {
+      (context) => {
+        const { query } = context;
         const sort = query.sort ?? "id";
         const order = query.order ?? "asc";
         const after =
           query.cursor === undefined
             ? undefined
             : decodeCursor(query.cursor, sort, order, sortKeyLength(sort));
-        const page = await citizens.list({
+        const request = {
           address: query.address.toLowerCase(),
           type: query.type,
           sort,
           order,
           limit: query.limit === undefined ? DEFAULT_LIMIT : Number(query.limit),
           after,
-        });
-        setIndexedBlock(set, page.indexedBlock);
-        const last = page.citizens.at(-1);
-        return {
-          items: page.citizens.map((row) => toRecord(row, images)),
-          nextCursor: page.more && last ? encodeCursor(sort, order, sortKeyOf(last, sort)) : null,
         };
+        const resource = `list?${request.address}&${request.type ?? ""}&${sort}&${order}&${request.limit}&${query.cursor ?? ""}`;
+        return answer(context, resource, async () => {
+          const page = await citizens.list(context.tokenHash, request);
+          return {
+            token: page.token,
+            render() {
+              const last = page.citizens.at(-1);
+              return exactJson({
+                items: page.citizens.map((row) => toRecord(row, images)),
+                nextCursor:
+                  page.more && last ? encodeCursor(sort, order, sortKeyOf(last, sort)) : null,
+              });
+            },
+          };
+        });
       },
       {
         query: ListQuery,
-        response: { 200: CitizenPage, ...errors },
-        detail: detail("The citizens an address has staked, a page at a time"),
+        detail: detail("The citizens an address has staked, a page at a time", CitizenPage),
       },
     );
+}
+
+function ok(set: Context["set"], etag: string, body: string) {
+  set.headers["content-type"] = "application/json";
+  set.headers.etag = etag;
+  set.headers["cache-control"] = CACHE_CONTROL;
+  return body;
+}
+
+function notModified(set: Context["set"], etag: string) {
+  set.status = 304;
+  set.headers.etag = etag;
+  set.headers["cache-control"] = CACHE_CONTROL;
+  return new Response(null, { status: 304 });
 }

@@ -1,14 +1,22 @@
 /**
- * The citizens endpoints' shapes, declared once: they validate requests and responses, type the
- * handlers and make the OpenAPI document. Units follow API-CONTRACT.md: ids are decimal strings
- * (uint256), points and multipliers the staker's raw numbers, times unix seconds.
+ * The citizens endpoints' shapes, declared once: they validate requests, type the handlers and
+ * records, and make the OpenAPI document. Units follow API-CONTRACT.md: the citizen id is a
+ * decimal string, every nested id a JSON number as the seed publishes it, points and multipliers
+ * the staker's raw numbers, times unix seconds.
  */
+import { Kind } from "@sinclair/typebox";
 import { type Static, t } from "elysia";
 
-const decimalId = (description: string) => t.String({ pattern: "^[0-9]+$", description });
+/**
+ * A uint256 id written as a JSON integer with its exact digits (api/exact-json.ts), so a value
+ * beyond 2^53 survives in the JSON text. Records carry it as a bigint; the document and a client
+ * see `type: integer`. Elysia's own t.Integer is not used: it also admits numeric strings.
+ */
+const uintId = (description: string) =>
+  t.Unsafe<bigint>({ [Kind]: "Integer", type: "integer", minimum: 0, description });
 
-const itemCache = t.Object({ id: decimalId("S1/S2 citizen contract's getItemCacheIdOfTokenId") });
-const land = t.Object({ id: decimalId("getLandDeedIdOfTokenId") });
+const itemCache = t.Object({ id: uintId("S1/S2 citizen contract's getItemCacheIdOfTokenId") });
+const land = t.Object({ id: uintId("getLandDeedIdOfTokenId") });
 
 const timelock = t.Object({
   time: t.Number({ description: "timelock duration in seconds (timelockOption >> 128)" }),
@@ -22,7 +30,7 @@ const bytes = t.Object({
   points: t.Number({ description: "points the BYTES deposits added" }),
 });
 
-const citizenId = decimalId("citizen id");
+const citizenId = t.String({ pattern: "^[0-9]+$", description: "citizen id (decimal)" });
 
 const common = {
   name: t.String(),
@@ -42,17 +50,17 @@ export const S1Record = t.Object(
     type: t.Literal("s1"),
     ...common,
     identity: t.Object({
-      id: decimalId("getIdentityIdOfTokenId"),
+      id: uintId("getIdentityIdOfTokenId"),
       creditYield: t.String({ description: '"Low", "Mid", "High"; "" when unmapped' }),
       points: t.Number(),
     }),
     vault: t.Object({
-      id: decimalId("component vault, else the staked vault, else 0"),
+      id: uintId("component vault, else the staked vault, else 0"),
       creditMultiplier: t.String({ description: '"None" when there is no vault' }),
       multiplier: t.Number({ description: "vault multiplier the stake applied, in hundredths" }),
     }),
     isHand: t.Boolean(),
-    stakedVaultId: decimalId("stakedS1(...).stakedVaultId"),
+    stakedVaultId: uintId("stakedS1(...).stakedVaultId"),
     hasVault: t.Boolean(),
   },
   { additionalProperties: false },
@@ -63,7 +71,7 @@ export const S2Record = t.Object(
     id: citizenId,
     type: t.Literal("s2"),
     ...common,
-    identity: t.Object({ id: decimalId("getIdentityIdOfTokenId") }),
+    identity: t.Object({ id: uintId("getIdentityIdOfTokenId") }),
   },
   { additionalProperties: false },
 );

@@ -56,8 +56,8 @@ function common<Type extends "s1" | "s2">(
     type,
     name: row.name || `${fallbackName} #${id}`,
     ...(url === undefined ? {} : { image: url }),
-    itemCache: { id: row.itemCacheId.toString() },
-    land: { id: row.landDeedId.toString() },
+    itemCache: { id: row.itemCacheId },
+    land: { id: row.landDeedId },
     timelock: {
       time: Number(row.timelockDuration),
       multiplier: Number(row.timelockMultiplier),
@@ -72,7 +72,7 @@ function common<Type extends "s1" | "s2">(
 export function toS2Record(row: StakedCitizen, templates: ImageTemplates): S2Record {
   return {
     ...common(row, "s2", templates, "Outer Citizen"),
-    identity: { id: row.identityId.toString() },
+    identity: { id: row.identityId },
   };
 }
 
@@ -80,17 +80,17 @@ export function toS1Record(row: StakedCitizen, templates: ImageTemplates): S1Rec
   return {
     ...common(row, "s1", templates, "Citizen"),
     identity: {
-      id: row.identityId.toString(),
+      id: row.identityId,
       creditYield: row.creditYield ?? "",
       points: Number(row.identityPoints ?? 0n),
     },
     vault: {
-      id: (row.vaultId ?? 0n).toString(),
+      id: row.vaultId ?? 0n,
       creditMultiplier: row.vaultCreditMultiplier ?? "None",
       multiplier: Number(row.vaultMultiplier ?? 100n),
     },
     isHand: row.isHand ?? false,
-    stakedVaultId: (row.stakedVaultId ?? 0n).toString(),
+    stakedVaultId: row.stakedVaultId ?? 0n,
     hasVault: row.hasVault ?? false,
   };
 }

@@ -1,9 +1,13 @@
-/** Reads of staked citizens: one prepared statement per request, answering the indexed block too. */
+/**
+ * Reads of staked citizens: one prepared statement per request, which also checks the request's
+ * token and answers the indexed block and data version (one round trip).
+ */
 import { and, asc, desc, eq, type SQL, sql } from "drizzle-orm";
 import type { Database } from "../../../db/client.ts";
 import { type StakedCitizen, stakedCitizens } from "../../../db/schema.ts";
 import { indexedBlockSource } from "../../indexed-block.ts";
 import { fromDatabase } from "../../problems.ts";
+import { judgeToken, tokenSource } from "../auth/token.ts";
 import type { CitizenType, Order, Sort } from "./model.ts";
 
 const SEASONS: Record<CitizenType, number> = { s1: 1, s2: 2 };
@@ -38,11 +42,20 @@ export interface ListRequest {
 
 export function createCitizensService(db: Database) {
   const checkpoint = indexedBlockSource(db);
+  const token = tokenSource(db);
+  const head = {
+    indexedBlock: checkpoint.indexedBlock,
+    version: checkpoint.version,
+    tokenId: token.tokenId,
+    tokenHash: token.tokenHash,
+    revoked: token.revoked,
+  };
 
   const one = db
-    .with(checkpoint)
-    .select({ indexedBlock: checkpoint.indexedBlock, citizen: stakedCitizens })
+    .with(checkpoint, token)
+    .select({ ...head, citizen: stakedCitizens })
     .from(checkpoint)
+    .leftJoin(token, sql`true`)
     .leftJoin(
       stakedCitizens,
       and(
@@ -66,9 +79,10 @@ export function createCitizensService(db: Database) {
       );
     }
     return db
-      .with(checkpoint)
-      .select({ indexedBlock: checkpoint.indexedBlock, citizen: stakedCitizens })
+      .with(checkpoint, token)
+      .select({ ...head, citizen: stakedCitizens })
       .from(checkpoint)
+      .leftJoin(token, sql`true`)
       .leftJoin(stakedCitizens, and(...conditions))
       .orderBy(...keys.map((column) => (order === "asc" ? asc(column) : desc(column))))
       .limit(sql.placeholder("limit"))
@@ -87,16 +101,16 @@ export function createCitizensService(db: Database) {
   }
 
   return {
-    /** The citizen while `address` (lowercase) has it staked, with the indexed block. */
-    async find(type: CitizenType, id: bigint, address: string) {
+    /** The token check, and the citizen while `address` (lowercase) has it staked. */
+    async find(tokenHash: string, type: CitizenType, id: bigint, address: string) {
       const [row] = await fromDatabase(
-        one.execute({ season: SEASONS[type], id: id.toString(), address }),
+        one.execute({ hash: tokenHash, season: SEASONS[type], id: id.toString(), address }),
       );
-      return { indexedBlock: row?.indexedBlock ?? null, citizen: row?.citizen ?? null };
+      return { token: judgeToken(row, tokenHash), citizen: row?.citizen ?? null };
     },
 
-    /** Up to `limit` citizens after the cursor key, and whether more follow. */
-    async list(request: ListRequest) {
+    /** The token check, up to `limit` citizens after the cursor key, and whether more follow. */
+    async list(tokenHash: string, request: ListRequest) {
       const statement = listStatement(
         request.type,
         request.sort,
@@ -104,6 +118,7 @@ export function createCitizensService(db: Database) {
         request.after !== undefined,
       );
       const params: Record<string, unknown> = {
+        hash: tokenHash,
         address: request.address,
         limit: request.limit + 1,
       };
@@ -113,7 +128,7 @@ export function createCitizensService(db: Database) {
       const rows = await fromDatabase(statement.execute(params));
       const citizens = rows.flatMap((row) => (row.citizen ? [row.citizen] : []));
       return {
-        indexedBlock: rows[0]?.indexedBlock ?? null,
+        token: judgeToken(rows[0], tokenHash),
         citizens: citizens.slice(0, request.limit),
         more: citizens.length > request.limit,
       };

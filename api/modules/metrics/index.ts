@@ -7,10 +7,11 @@ import { sql } from "drizzle-orm";
 import { Elysia } from "elysia";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { Database } from "../../../db/client.ts";
+import type { ResponseCache } from "../../response-cache.ts";
 
 const PREFIX = "citizen_staking_";
 
-export function metricsModule({ db }: { db: Database }) {
+export function metricsModule({ db, cache }: { db: Database; cache: ResponseCache }) {
   const registry = new Registry();
   const registers = [registry];
   const requests = new Counter({
@@ -47,6 +48,32 @@ export function metricsModule({ db }: { db: Database }) {
         )
         .catch(() => []);
       for (const row of rows) this.set({ state: row.state ?? "unknown" }, row.count);
+    },
+  });
+
+  new Gauge({
+    name: `${PREFIX}api_cache_entries`,
+    help: "Responses held in this instance's cache (RESPONSE_CACHE_ENTRIES bounds it; 0: off)",
+    registers,
+    collect() {
+      this.set(cache.size);
+    },
+  });
+  new Gauge({
+    name: `${PREFIX}api_cache_max_entries`,
+    help: "The cache's bound (RESPONSE_CACHE_ENTRIES)",
+    registers,
+  }).set(cache.maxEntries);
+  new Counter({
+    name: `${PREFIX}api_cache_lookups_total`,
+    help: "Cache lookups, by result: hit (an entry was there) or miss",
+    labelNames: ["result"],
+    registers,
+    collect() {
+      // The cache counts; the counter is brought level with it at each scrape.
+      this.reset();
+      this.inc({ result: "hit" }, cache.lookups.hits);
+      this.inc({ result: "miss" }, cache.lookups.misses);
     },
   });
 

@@ -1,0 +1,105 @@
+/**
+ * wrk, the load generator of the API bench, run as its own process (not inside the bench, where
+ * it would share the bench's thread and cap what it measures). Requests come from a file written
+ * here and drawn at random by bench/support/wrk-requests.lua.
+ */
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+
+export class WrkFailed extends Error {
+  override name = "WrkFailed";
+}
+
+const SCRIPT = join(import.meta.dir, "wrk-requests.lua");
+
+export interface WrkRequest {
+  path: string;
+  /** Sent as If-None-Match when set. */
+  ifNoneMatch?: string;
+}
+
+export interface WrkResult {
+  requestsPerSecond: number;
+  requests: number;
+  seconds: number;
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  /** Socket errors and timeouts. */
+  errors: number;
+  /** Answers with a status of 400 or more. */
+  statusErrors: number;
+  /** CPU wrk itself used, in cores (1 = one core all the time). */
+  loaderCores: number;
+}
+
+export async function writeRequests(file: string, requests: WrkRequest[]): Promise<string> {
+  await writeFile(
+    file,
+    `${requests.map((request) => `${request.path}\t${request.ifNoneMatch ?? ""}`).join("\n")}\n`,
+  );
+  return file;
+}
+
+export async function wrkVersion(): Promise<string> {
+  const child = Bun.spawn(["wrk", "--version"], { stdout: "pipe", stderr: "pipe" });
+  const [out, err] = await Promise.all([
+    new Response(child.stdout).text(),
+    new Response(child.stderr).text(),
+    child.exited,
+  ]);
+  return /wrk (\S+)/.exec(out + err)?.[1] ?? "unknown";
+}
+
+export async function runWrk(options: {
+  base: string;
+  token: string;
+  requestsFile: string;
+  connections: number;
+  threads: number;
+  seconds: number;
+}): Promise<WrkResult> {
+  if (!Bun.which("wrk")) {
+    throw new WrkFailed("wrk is not installed; run scripts/bootstrap.sh (apt-get install wrk)");
+  }
+  const child = Bun.spawn(
+    [
+      "wrk",
+      `-t${options.threads}`,
+      `-c${options.connections}`,
+      `-d${options.seconds}s`,
+      "--timeout",
+      "5s",
+      "-s",
+      SCRIPT,
+      options.base,
+    ],
+    {
+      env: { ...process.env, TOKEN: options.token, REQUESTS_FILE: options.requestsFile },
+      stdout: "pipe",
+      stderr: "pipe",
+    },
+  );
+  const [out, err, code] = await Promise.all([
+    new Response(child.stdout).text(),
+    new Response(child.stderr).text(),
+    child.exited,
+  ]);
+  const line = out.split("\n").find((text) => text.startsWith("{"));
+  if (code !== 0 || !line) throw new WrkFailed(`wrk exited ${code}: ${err || out}`);
+  const summary = JSON.parse(line) as Record<string, number>;
+  const seconds = summary.durationUs! / 1e6;
+  const usage = child.resourceUsage();
+  const cpuSeconds = usage ? Number(usage.cpuTime.user + usage.cpuTime.system) / 1e6 : 0;
+  return {
+    requestsPerSecond: Math.round(summary.requests! / seconds),
+    requests: summary.requests!,
+    seconds,
+    p50Ms: summary.p50Us! / 1000,
+    p99Ms: summary.p99Us! / 1000,
+    maxMs: summary.maxUs! / 1000,
+    errors: summary.connectErrors! + summary.readErrors! + summary.writeErrors! + summary.timeouts!,
+    statusErrors: summary.statusErrors!,
+    loaderCores: Math.round((cpuSeconds / seconds) * 100) / 100,
+  };
+}
