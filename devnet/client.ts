@@ -12,6 +12,8 @@ export function createDevnetClient(rpcUrl: string) {
     mode: "anvil",
     // Anvil answers in microseconds; viem's default 4 s polling would dominate every wait.
     pollingInterval: 20,
+    // A block number read right after a mine must be the new one, not one cached while polling.
+    cacheTime: 0,
     transport: http(rpcUrl, {
       batch: { batchSize: 1_000, wait: 0 },
       // Retrying a send could submit a transaction twice; the node is local, so failures are real.

@@ -12,6 +12,7 @@ import {
   RangeAboveFinality,
 } from "../indexer/indexer.ts";
 import { createQueues, enqueueRange, redisConnection } from "../indexer/jobs/queues.ts";
+import { createIndexerStore } from "../indexer/store/index.ts";
 import { checkRange } from "../lib/block-range.ts";
 import { ConfigError, config } from "../lib/config.ts";
 import { checkPostgres, checkRedis } from "../lib/connection-checks.ts";
@@ -288,6 +289,21 @@ program
     };
     for (const line of renderStatus(status, settings)) console.log(line);
     await indexer.close();
+  });
+
+program
+  .command("reproject")
+  .description(
+    "rebuild staked_citizens from the stored events and reads alone (no node needed), in one transaction, while the API keeps serving",
+  )
+  .action(async () => {
+    await checkServices({ database: "existing" });
+    const started = performance.now();
+    const result = await withDatabase((db) => createIndexerStore(db).reproject());
+    const seconds = (performance.now() - started) / 1000;
+    console.log(
+      `reprojected ${result.citizens} staked citizens as of block ${result.indexedBlock} in ${seconds.toFixed(1)} s`,
+    );
   });
 
 program

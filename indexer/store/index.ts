@@ -24,6 +24,7 @@ import {
   type ReadFailureRow,
   readFailures,
   type StakerEventRow,
+  stakedCitizens,
   stakerEvents,
 } from "../../db/schema.ts";
 import { type CitizenKeyRow, recompute, type Transaction } from "./projection.ts";
@@ -112,6 +113,11 @@ export interface IndexerStore {
   readFailures(): Promise<Array<typeof readFailures.$inferSelect>>;
   /** Replaces the metadata of citizens read again, and forgets their recorded failures. */
   updateMetadata(rows: MetadataUpdate[]): Promise<void>;
+  /**
+   * Rebuilds staked_citizens from the stored event log and reads alone (no RPC), in one
+   * transaction: readers see the old rows until it commits, writers wait for it.
+   */
+  reproject(): Promise<{ citizens: number; indexedBlock: bigint }>;
   /** Counts for `status`: recorded read failures and stakes whose Hand flag was inferred. */
   counts(): Promise<{ readFailures: number; inferredHandClaims: number }>;
 }
@@ -478,6 +484,26 @@ export function createIndexerStore(db: Database): IndexerStore {
     });
   }
 
+  async function reproject() {
+    return locked(async (tx) => {
+      const current = (await checkpoint(tx))!;
+      const keys = await tx
+        .selectDistinct({ season: stakerEvents.citizenSeason, citizenId: stakerEvents.citizenId })
+        .from(stakerEvents)
+        .where(
+          and(
+            isNotNull(stakerEvents.citizenId),
+            lte(stakerEvents.blockNumber, current.indexedBlock),
+          ),
+        );
+      await tx.delete(stakedCitizens);
+      await recompute(tx, keys as CitizenKeyRow[], current.indexedBlock);
+      await markDataChanged(tx);
+      const [rows] = await tx.select({ n: count() }).from(stakedCitizens);
+      return { citizens: rows?.n ?? 0, indexedBlock: current.indexedBlock };
+    });
+  }
+
   async function counts() {
     const [failures] = await db.select({ n: count() }).from(readFailures);
     const [inferred] = await db
@@ -505,6 +531,7 @@ export function createIndexerStore(db: Database): IndexerStore {
     health: () => db.select().from(indexerHealth),
     readFailures: () => db.select().from(readFailures),
     updateMetadata,
+    reproject,
     counts,
   };
 }
