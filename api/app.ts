@@ -20,6 +20,7 @@ import { createCitizensService } from "./modules/citizens/service.ts";
 import { docsModule } from "./modules/docs/index.ts";
 import { healthModule } from "./modules/health/index.ts";
 import { createHealthService } from "./modules/health/service.ts";
+import { metricsModule } from "./modules/metrics/index.ts";
 import {
   ALLOWED_METHODS,
   BadParameter,
@@ -116,6 +117,7 @@ export function createApp({
     )
     .onStop(() => limiter.close())
     .use(accessLog(log))
+    .use(metricsModule({ db, cache }))
     .use(docsModule())
     .onError(async ({ code, error, request, set }) => {
       let problem = toProblem(code, error, request.method);

@@ -12,6 +12,7 @@ import { checkPostgres, checkRpc } from "../lib/connection-checks.ts";
 import { failAndExit, Unreachable } from "../lib/fail.ts";
 import { EXCLUSIVE_PORT, explainListenError } from "../lib/listen.ts";
 import { logger } from "../lib/log.ts";
+import { closeOnSignal } from "../lib/shutdown.ts";
 import { createApp } from "./app.ts";
 import { openConnections } from "./connections.ts";
 
@@ -85,14 +86,10 @@ try {
 
 log.info({ host: config.api.host, port: app.server?.port }, "listening");
 
-let stopping = false;
-async function stop(signal: string) {
-  if (stopping) return;
-  stopping = true;
-  log.info({ signal }, "stopping: finishing requests in flight");
-  await app.stop();
-  await connections.close();
-  process.exit(0);
-}
-process.on("SIGTERM", () => void stop("SIGTERM"));
-process.on("SIGINT", () => void stop("SIGINT"));
+closeOnSignal(
+  async () => {
+    await app.stop();
+    await connections.close();
+  },
+  { log },
+);

@@ -15,10 +15,16 @@ export interface CachedResponse {
 
 export function createResponseCache(maxEntries: number) {
   const entries = new Map<string, CachedResponse>();
+  // For the metrics: lookups that found an entry, and those that did not.
+  const lookups = { hits: 0, misses: 0 };
   return {
     enabled: maxEntries > 0,
+    maxEntries,
     get(resource: string): CachedResponse | undefined {
-      return entries.get(resource);
+      const entry = entries.get(resource);
+      if (entry === undefined) lookups.misses++;
+      else lookups.hits++;
+      return entry;
     },
     put(resource: string, response: CachedResponse): void {
       if (maxEntries <= 0) return;
@@ -35,6 +41,9 @@ export function createResponseCache(maxEntries: number) {
     },
     get size(): number {
       return entries.size;
+    },
+    get lookups(): Readonly<typeof lookups> {
+      return lookups;
     },
   };
 }

@@ -26,7 +26,7 @@ import { createToken } from "../db/tokens.ts";
 import { freePort } from "../devnet/anvil.ts";
 import { createIndexer } from "../indexer/indexer.ts";
 import { config } from "../lib/config.ts";
-import { createScratchRedisPrefix } from "../test/support/redis.ts";
+import { createScratchRedisPrefix } from "../scratch/redis.ts";
 import { readFlags, runMain, wholeNumber } from "./support/flags.ts";
 import {
   type Child,

@@ -16,8 +16,8 @@ import { type Address, encodeFunctionData, getAbiItem, toEventSelector } from "v
 import { mainnetStakerAbi as stakerAbi } from "../contracts/generated/MainnetStaker.ts";
 import { createIndexer } from "../indexer/indexer.ts";
 import { fetchRange } from "../indexer/jobs/fetch-range.ts";
-import { createScratchDatabase } from "../test/support/database.ts";
-import { createScratchRedisPrefix } from "../test/support/redis.ts";
+import { createScratchDatabase } from "../scratch/database.ts";
+import { createScratchRedisPrefix } from "../scratch/redis.ts";
 import type { BenchAnvil } from "./support/anvil-process.ts";
 import { numberList, readFlags, runMain, wholeNumber } from "./support/flags.ts";
 import { type Child, coresBetween, cpuByRole, spawnBun } from "./support/processes.ts";

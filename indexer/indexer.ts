@@ -23,9 +23,15 @@ import {
   redisConnection,
 } from "./jobs/queues.ts";
 import { requeueLostRanges } from "./jobs/reconcile.ts";
+import { createIndexerMetrics, type IndexerMetrics } from "./metrics.ts";
 import { metadataOf } from "./project/citizen-row.ts";
 import { ReorgTooDeep } from "./reorg/fork-point.ts";
-import { CheckpointMismatch, createIndexerStore, type IndexerRole } from "./store/index.ts";
+import {
+  CheckpointMismatch,
+  createIndexerStore,
+  type IndexerRole,
+  type IndexerStore,
+} from "./store/index.ts";
 
 export interface IndexerOptions {
   rpcUrl: string;
@@ -89,10 +95,15 @@ const RECONCILE_INTERVAL_MS = 5_000;
  */
 export async function createIndexer(options: IndexerOptions) {
   const log = logger("indexer");
-  const client = createChainClient(options.rpcUrl, { timeoutMs: options.rpcTimeoutMs });
+  const metrics = createIndexerMetrics();
+  const client = createChainClient(options.rpcUrl, {
+    timeoutMs: options.rpcTimeoutMs,
+    observer: metrics.rpc,
+  });
   const logClient = createChainClient(options.rpcUrl, {
     timeoutMs: options.rpcTimeoutMs,
     jsonRpcBatch: false,
+    observer: metrics.rpc,
   });
   const chainId = await client.getChainId();
   if (options.chainId !== undefined && options.chainId !== chainId) {
@@ -102,7 +113,7 @@ export async function createIndexer(options: IndexerOptions) {
   }
   const contracts = await discoverContracts(client, options.staker);
   const database = createDatabase(options.databaseUrl, { max: options.concurrency + 2 });
-  const store = createIndexerStore(database.db);
+  const store = countingRollbacks(createIndexerStore(database.db), metrics);
   const redis = redisConnection(options.redisUrl);
   const queues = options.readOnly
     ? readOnlyQueues(redis, options.queuePrefix)
@@ -111,6 +122,19 @@ export async function createIndexer(options: IndexerOptions) {
   const redisOutages = createOutageReporter("REDIS_URL", log);
   redisOutages.watch(queues.chunks, queues.follow);
   redis.on("ready", () => redisOutages.recovered());
+  metrics.readAtScrape({
+    indexedBlock: async () => (await store.checkpoint())?.indexedBlock,
+    chainTip: () => readChainTip(client, options.finalityDepth),
+    counts: () => store.counts(),
+    queueCounts: async () => {
+      const states = ["waiting", "active", "delayed", "failed"] as const;
+      const [chunks, follow] = await Promise.all([
+        queues.chunks.getJobCounts(...states),
+        queues.follow.getJobCounts(...states),
+      ]);
+      return { chunks, follow };
+    },
+  });
   const governor = new LogRangeGovernor(options.maxLogRange);
   const finalityDepth = options.finalityDepth;
   const citizenReads = new CitizenReadCache();
@@ -138,8 +162,12 @@ export async function createIndexer(options: IndexerOptions) {
    * Records the failure where `status` and /readyz see it, then fails the job: fatal errors
    * stop its retries, the rest retry with the job's backoff.
    */
-  const fail = async (role: IndexerRole, error: unknown): Promise<never> => {
+  const fail = async (role: IndexerRole, error: unknown, started: number): Promise<never> => {
     const summary = errorSummary(error);
+    metrics.jobFinished(role, (performance.now() - started) / 1000, {
+      error: true,
+      fatal: isFatal(error),
+    });
     await store
       .recordHealth(role, { ok: false, error: summary, fatal: isFatal(error) })
       .catch(() => {});
@@ -156,6 +184,7 @@ export async function createIndexer(options: IndexerOptions) {
     try {
       const result = await indexRange(deps, { from, to, replace: job.data.replace });
       await store.recordHealth("chunks", { ok: true });
+      metrics.jobFinished("chunks", (performance.now() - started) / 1000, result);
       log.info(
         {
           job: job.id,
@@ -169,7 +198,7 @@ export async function createIndexer(options: IndexerOptions) {
       );
       return { events: result.events };
     } catch (error) {
-      return fail("chunks", error);
+      return fail("chunks", error, started);
     }
   }
 
@@ -177,9 +206,13 @@ export async function createIndexer(options: IndexerOptions) {
   let followFailure: string | undefined;
 
   async function processFollow() {
+    const started = performance.now();
     try {
       const result = await followTick(deps, followSettings);
       await store.recordHealth("follow", { ok: true });
+      metrics.jobFinished("follow", (performance.now() - started) / 1000, {
+        events: result.action === "indexed" ? result.events : 0,
+      });
       if (result.action === "indexed" && result.more)
         await queueTick(`next-${result.indexedBlock}`);
       if (followFailure !== undefined) {
@@ -199,7 +232,7 @@ export async function createIndexer(options: IndexerOptions) {
         followFailure = summary;
         log.warn({ err: summary, fatal: isFatal(error) }, "the follower is failing");
       }
-      return fail("follow", error);
+      return fail("follow", error, started);
     }
   }
 
@@ -258,6 +291,7 @@ export async function createIndexer(options: IndexerOptions) {
     database,
     deps,
     followSettings,
+    metrics,
 
     /** Creates the checkpoint on a fresh database: indexing starts at `startBlock`. */
     ensureCheckpoint: (startBlock: bigint) =>
@@ -380,6 +414,18 @@ export async function createIndexer(options: IndexerOptions) {
       await queues.close();
       redis.disconnect();
       await database.close();
+    },
+  };
+}
+
+/** The store, with every rollback (a reorg's, or an operator's) counted in the metrics. */
+function countingRollbacks(store: IndexerStore, metrics: IndexerMetrics): IndexerStore {
+  return {
+    ...store,
+    async rollbackTo(ancestor) {
+      const result = await store.rollbackTo(ancestor);
+      metrics.rolledBack(result.removedEvents);
+      return result;
     },
   };
 }

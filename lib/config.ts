@@ -171,6 +171,19 @@ function load() {
        */
       jobLockMs: integer("JOB_LOCK_MS", 30_000, 1_000),
     },
+    /**
+     * How long a stopping process waits for its current jobs or requests before it exits
+     * anyway (see lib/shutdown.ts).
+     */
+    shutdownGraceMs: integer("SHUTDOWN_GRACE_MS", 20_000, 0),
+    metrics: {
+      /**
+       * Off unless set: several indexer processes often share a host, and a port in use stops
+       * a process, so each one gets its own port from its operator.
+       */
+      port: optionalInteger("METRICS_PORT", 0, 65_535),
+      host: text("METRICS_HOST", "127.0.0.1"),
+    },
     api: {
       host: text("HOST", "127.0.0.1"),
       port: integer("PORT", 3000),

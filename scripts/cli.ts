@@ -4,12 +4,6 @@ import { Command, CommanderError, InvalidArgumentError } from "commander";
 import { createDatabase, type Database } from "../db/client.ts";
 import { ensureDatabase, runMigrations } from "../db/migrate.ts";
 import { createToken, listTokens, revokeToken } from "../db/tokens.ts";
-import { startBoard } from "../indexer/board.ts";
-import {
-  type ChainSettings,
-  checkChainSettings,
-  resolveChainSettings,
-} from "../indexer/chain-settings.ts";
 import {
   BackfillLeavesGap,
   ChainMismatch,
@@ -18,16 +12,24 @@ import {
   RangeAboveFinality,
 } from "../indexer/indexer.ts";
 import { createQueues, enqueueRange, redisConnection } from "../indexer/jobs/queues.ts";
-import { isParked } from "../indexer/jobs/reconcile.ts";
 import { createIndexerStore } from "../indexer/store/index.ts";
-import { showProgress } from "../indexer/progress.ts";
-import { citizenStakers, verifyAgainstChain } from "../indexer/verify.ts";
 import { checkRange } from "../lib/block-range.ts";
 import { ConfigError, config } from "../lib/config.ts";
 import { checkPostgres, checkRedis } from "../lib/connection-checks.ts";
 import { failAndExit, Refused, Unreachable } from "../lib/fail.ts";
 import { logger } from "../lib/log.ts";
+import { listenForMetrics } from "../lib/metrics-server.ts";
 import { createOutageReporter } from "../lib/outages.ts";
+import { closeOnSignal } from "../lib/shutdown.ts";
+import { startBoard } from "../ops/board.ts";
+import {
+  type ChainSettings,
+  checkChainSettings,
+  resolveChainSettings,
+} from "../ops/chain-settings.ts";
+import { backfillProgress, reindexProgress, showProgress } from "../ops/progress.ts";
+import { gatherStatus, renderStatus } from "../ops/status.ts";
+import { citizenStakers, verifyAgainstChain } from "../ops/verify.ts";
 
 const log = logger("cli");
 
@@ -77,11 +79,19 @@ async function waitForServices(needs: Parameters<typeof checkServices>[0]): Prom
   }
 }
 
+/**
+ * The indexer of a command. With `metrics` and METRICS_PORT set, it also serves /metrics until
+ * it is closed; the port is bound first, so a taken one stops the command before it connects.
+ */
 async function openIndexer(
   chain: ChainSettings,
-  { readOnly = false }: { readOnly?: boolean } = {},
+  { readOnly = false, metrics = false }: { readOnly?: boolean; metrics?: boolean } = {},
 ): Promise<Indexer> {
-  return createIndexer({
+  const endpoint =
+    metrics && config.metrics.port !== undefined
+      ? listenForMetrics(config.metrics.host, config.metrics.port)
+      : undefined;
+  const indexer = await createIndexer({
     rpcUrl: chain.rpcUrl,
     wsUrl: chain.wsUrl,
     staker: chain.staker,
@@ -91,21 +101,20 @@ async function openIndexer(
     queuePrefix: config.queuePrefix,
     ...config.indexer,
     readOnly,
+  }).catch((error: unknown) => {
+    endpoint?.stop();
+    throw error;
   });
-}
-
-/** Runs until SIGTERM/SIGINT, then lets the current jobs finish and closes every connection. */
-function closeOnSignal(indexer: Indexer) {
-  let closing = false;
-  const stop = async (signal: string) => {
-    if (closing) return;
-    closing = true;
-    log.info({ signal }, "stopping: finishing current jobs");
-    await indexer.close();
-    process.exit(0);
+  if (!endpoint) return indexer;
+  endpoint.serve(() => indexer.metrics.scrape());
+  log.info({ host: config.metrics.host, port: endpoint.port }, "serving metrics at /metrics");
+  return {
+    ...indexer,
+    async close() {
+      endpoint.stop();
+      await indexer.close();
+    },
   };
-  process.on("SIGTERM", () => void stop("SIGTERM"));
-  process.on("SIGINT", () => void stop("SIGINT"));
 }
 
 const program = new Command()
@@ -134,14 +143,14 @@ program
     const chain = await resolveChainSettings(config);
     await waitForServices({ database: options.migrate ? "may-create" : "existing", chain });
     if (options.migrate) await migrate();
-    const indexer = await openIndexer(chain);
+    const indexer = await openIndexer(chain, { metrics: true });
     const checkpoint = await indexer.ensureCheckpoint(await chain.startBlock());
     log.info(
       { indexedBlock: checkpoint.indexedBlock.toString(), staker: indexer.contracts.staker },
       "following",
     );
     await indexer.start({ follow: true });
-    closeOnSignal(indexer);
+    closeOnSignal(indexer.close, { log });
   });
 
 program
@@ -150,9 +159,9 @@ program
   .action(async () => {
     const chain = await resolveChainSettings(config);
     await waitForServices({ database: "existing", chain });
-    const indexer = await openIndexer(chain);
+    const indexer = await openIndexer(chain, { metrics: true });
     await indexer.start({ follow: false });
-    closeOnSignal(indexer);
+    closeOnSignal(indexer.close, { log });
     log.info(
       {
         queuePrefix: config.queuePrefix,
@@ -177,7 +186,7 @@ program
     const chain = await resolveChainSettings(config);
     await checkServices({ database: "may-create", redis: true, chain });
     await migrate();
-    const indexer = await openIndexer(chain);
+    const indexer = await openIndexer(chain, { metrics: true });
     const startBlock = await chain.startBlock();
     const [checkpoint, { head, finalized }] = await Promise.all([
       indexer.store.checkpoint(),
@@ -200,14 +209,18 @@ program
       await indexer.close();
       throw error;
     }
+    // Taken before the chunks are queued: workers elsewhere may start on them at once.
+    const progress = await backfillProgress(indexer, range.from, range.to);
     const { from, to, chunks } = await indexer.enqueueBackfill({ ...range, startBlock });
     log.info({ from: from.toString(), to: to.toString(), chunks }, "backfill queued");
     if (options.enqueueOnly) return indexer.close();
     await indexer.start({ follow: false });
-    closeOnSignal(indexer);
-    const result = await showProgress(indexer, from, to);
+    closeOnSignal(indexer.close, { log });
+    const result = await showProgress(indexer, progress);
+    const before =
+      progress.eventsBefore > 0 ? `; ${progress.eventsBefore} were indexed before` : "";
     console.log(
-      `backfill done: ${result.events} events in ${result.seconds.toFixed(1)} s (${Math.round(result.events / result.seconds)} events/s), blocks ${from}..${to}`,
+      `backfill done: ${result.events} events indexed in ${result.seconds.toFixed(1)} s (${result.rate} events/s), blocks ${from}..${to}${before}`,
     );
     await indexer.close();
   });
@@ -221,7 +234,7 @@ program
   .action(async (options: { from: bigint; to: bigint; enqueueOnly?: boolean }) => {
     const chain = await resolveChainSettings(config);
     await checkServices({ database: "existing", redis: true, chain });
-    const indexer = await openIndexer(chain);
+    const indexer = await openIndexer(chain, { metrics: true });
     const [checkpoint, head, startBlock] = await Promise.all([
       indexer.store.checkpoint(),
       indexer.client.getBlockNumber(),
@@ -233,12 +246,15 @@ program
       await indexer.close();
       throw error;
     }
+    const requestedAt = Date.now();
+    const { chunkSize } = config.indexer;
     const chunks = await enqueueRange(
       indexer.queues.chunks,
       options.from,
       options.to,
-      config.indexer.chunkSize,
+      chunkSize,
       true,
+      requestedAt,
     );
     log.info(
       { from: options.from.toString(), to: options.to.toString(), chunks },
@@ -246,11 +262,14 @@ program
     );
     if (options.enqueueOnly) return indexer.close();
     await indexer.start({ follow: false });
-    closeOnSignal(indexer);
-    while ((await indexer.queues.chunks.getJobCountByTypes("waiting", "active", "delayed")) > 0) {
-      await Bun.sleep(250);
-    }
-    console.log(`reindex of ${options.from}..${options.to} done`);
+    closeOnSignal(indexer.close, { log });
+    const result = await showProgress(
+      indexer,
+      reindexProgress(indexer, { ...options, chunkSize, requestedAt }),
+    );
+    console.log(
+      `reindex done: ${result.events} events indexed again in ${result.seconds.toFixed(1)} s (${result.rate} events/s), blocks ${options.from}..${options.to}`,
+    );
     await indexer.close();
   });
 
@@ -263,68 +282,12 @@ program
     const chain = await resolveChainSettings(config);
     await checkServices({ database: "existing", redis: true, chain });
     const indexer = await openIndexer(chain, { readOnly: true });
-    const [tip, checkpoint, chunks, follows, parked, lastFollowFailures, health, counts] =
-      await Promise.all([
-        indexer.chainTip(),
-        indexer.store.checkpoint(),
-        indexer.queues.chunks.getJobCounts("waiting", "active", "delayed", "failed"),
-        indexer.queues.follow.getJobCounts("active", "failed"),
-        indexer.queues.chunks.getFailed(0, 9),
-        indexer.queues.follow.getFailed(0, 0),
-        indexer.store.health(),
-        indexer.store.counts(),
-      ]);
-    const indexed = checkpoint?.indexedBlock;
-    const finality =
-      config.indexer.finalityDepth === undefined
-        ? "the node's finalized tag"
-        : `FINALITY_DEPTH ${config.indexer.finalityDepth}`;
-    const line = (label: string, value: string) => console.log(`${label.padEnd(18)}${value}`);
-    line("staker", `${indexer.contracts.staker} (chain ${indexer.chainId})`);
-    line("queue prefix", config.queuePrefix);
-    line("head", tip.head.toString());
-    line("finalized", `${tip.finalized} (${finality}; chunk jobs index up to it)`);
-    line("indexed block", indexed?.toString() ?? "none yet");
-    line("lag", indexed === undefined ? "-" : `${tip.head - indexed} blocks`);
-    line("scheduled to", checkpoint?.scheduledBlock.toString() ?? "-");
-    line(
-      "chunk jobs",
-      `waiting ${chunks.waiting}, active ${chunks.active}, delayed ${chunks.delayed}, failed ${chunks.failed}`,
-    );
-    for (const job of parked) {
-      const kind = isParked(job) ? "parked (fails for good)" : "failed (will be re-queued)";
-      console.log(`  ${job.id} ${kind}: ${job.failedReason}`);
-    }
-    line("follow jobs", `active ${follows.active}, failed ${follows.failed}`);
-    const lastFollowFailure = lastFollowFailures[0];
-    if (lastFollowFailure) {
-      const at = new Date(lastFollowFailure.finishedOn ?? lastFollowFailure.timestamp);
-      console.log(`  last failure ${at.toISOString()}: ${lastFollowFailure.failedReason}`);
-    }
-    for (const role of ["follow", "chunks"] as const) {
-      const row = health.find((each) => each.component === role);
-      const label = role === "follow" ? "follower" : "chunk workers";
-      if (!row) line(label, "no report yet");
-      else if (row.failingSince) {
-        line(
-          label,
-          `FAILING since ${row.failingSince.toISOString()}${row.fatal ? " (needs an operator)" : ""}: ${row.lastError}`,
-        );
-      } else {
-        const last = row.lastError
-          ? `; last error ${row.lastErrorAt?.toISOString()}: ${row.lastError}`
-          : "";
-        line(label, `ok at ${row.okAt?.toISOString()}${last}`);
-      }
-    }
-    line(
-      "read failures",
-      `${counts.readFailures} citizens with unreadable metadata (list: read-failures)`,
-    );
-    line(
-      "hand flags",
-      `${counts.inferredHandClaims} inferred (contract-wallet stakes; the node has no trace API)`,
-    );
+    const status = await gatherStatus(indexer);
+    const settings = {
+      queuePrefix: config.queuePrefix,
+      finalityDepth: config.indexer.finalityDepth,
+    };
+    for (const line of renderStatus(status, settings)) console.log(line);
     await indexer.close();
   });
 
@@ -470,18 +433,14 @@ program
       { url: board.url, queuePrefix: config.queuePrefix, allowRetries },
       allowRetries ? "board listening (retries allowed)" : "board listening (read-only)",
     );
-    let stopping = false;
-    const stop = async (signal: string) => {
-      if (stopping) return;
-      stopping = true;
-      log.info({ signal }, "stopping board");
-      await board.stop();
-      await queues.close();
-      await connection.quit();
-      process.exit(0);
-    };
-    process.on("SIGTERM", () => void stop("SIGTERM"));
-    process.on("SIGINT", () => void stop("SIGINT"));
+    closeOnSignal(
+      async () => {
+        await board.stop();
+        await queues.close();
+        await connection.quit();
+      },
+      { log },
+    );
   });
 
 /** Runs `work` with a one-connection database handle, closed afterwards. */

@@ -1,4 +1,19 @@
-import { createPublicClient, HttpRequestError, http, type PublicClient } from "viem";
+import {
+  createPublicClient,
+  HttpRequestError,
+  http,
+  type PublicClient,
+  type Transport,
+} from "viem";
+
+/**
+ * Told about every JSON-RPC call the client makes (after the transport's retries), and about
+ * every HTTP answer (one per attempt; a batch carries up to 32 calls in one).
+ */
+export interface RpcObserver {
+  call(method: string, outcome: "ok" | "error"): void;
+  httpResponse(status: number): void;
+}
 
 export interface ChainClientOptions {
   /** Per-request timeout; a hung node must not hold a job forever. */
@@ -6,6 +21,8 @@ export interface ChainClientOptions {
   retryCount?: number;
   /** JSON-RPC batching (on by default); off for calls whose answers may be huge. */
   jsonRpcBatch?: boolean;
+  /** Counts calls by method (the indexer's metrics); the one place RPC calls are counted. */
+  observer?: RpcObserver;
 }
 
 /**
@@ -30,15 +47,18 @@ export function rpcRetryDelay({ count, error }: { count: number; error: Error })
 }
 
 export function createChainClient(rpcUrl: string, options: ChainClientOptions = {}): PublicClient {
+  const { observer } = options;
+  const transport = http(rpcUrl, {
+    // Nodes cap a request body (anvil at 2 MiB, providers lower); a deployless multicall is
+    // ~40 kB of JSON, so 32 requests per HTTP batch stay well under the cap.
+    batch: options.jsonRpcBatch === false ? false : { batchSize: 32, wait: 0 },
+    retryCount: options.retryCount ?? RPC_RETRY_COUNT,
+    retryDelay: RPC_RETRY_BASE_MS,
+    timeout: options.timeoutMs ?? 15_000,
+    onFetchResponse: observer && ((response) => observer.httpResponse(response.status)),
+  });
   return createPublicClient({
-    transport: http(rpcUrl, {
-      // Nodes cap a request body (anvil at 2 MiB, providers lower); a deployless multicall is
-      // ~40 kB of JSON, so 32 requests per HTTP batch stay well under the cap.
-      batch: options.jsonRpcBatch === false ? false : { batchSize: 32, wait: 0 },
-      retryCount: options.retryCount ?? RPC_RETRY_COUNT,
-      retryDelay: RPC_RETRY_BASE_MS,
-      timeout: options.timeoutMs ?? 15_000,
-    }),
+    transport: observer ? observed(transport, observer) : transport,
     // Deployless multicall: works on any node and at any block, with or without Multicall3. The
     // calls ride in contract-creation code, which nodes cap at 49,152 bytes (EIP-3860), so the
     // batch stays well below that: viem counts the calls' own calldata, which aggregate3's
@@ -48,4 +68,27 @@ export function createChainClient(rpcUrl: string, options: ChainClientOptions = 
     batch: { multicall: { deployless: true, batchSize: 3_000 } },
     cacheTime: 0,
   });
+}
+
+/**
+ * The transport with every call counted by method. Counted above the JSON-RPC batching, so a
+ * batch of 32 calls counts 32, and above the retries, so a call retried counts once.
+ */
+function observed(transport: Transport, observer: RpcObserver): Transport {
+  return (parameters) => {
+    const inner = transport(parameters);
+    // viem's request is generic over the RPC schema; this wrapper only reads the method name
+    // and passes everything through unchanged, hence the cast back to the inner type.
+    const request = (async (...args: Parameters<typeof inner.request>) => {
+      try {
+        const result = await inner.request(...args);
+        observer.call(args[0].method, "ok");
+        return result;
+      } catch (error) {
+        observer.call(args[0].method, "error");
+        throw error;
+      }
+    }) as typeof inner.request;
+    return { ...inner, request };
+  };
 }

@@ -62,8 +62,9 @@ export async function enqueueRange(
   to: bigint,
   size: number,
   replace = false,
+  /** Names a reindex's jobs, so its progress can find them (chunkJobId). */
+  requestedAt = Date.now(),
 ) {
-  const requestedAt = Date.now();
   const ranges = splitRange(from, to, size);
   for (const range of ranges) {
     const jobId = chunkJobId(range.from, range.to, replace, requestedAt);

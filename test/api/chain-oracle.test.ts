@@ -4,9 +4,9 @@ import { type Address, formatUnits } from "viem";
 import { mainnetStakerAbi as stakerAbi } from "../../contracts/generated/MainnetStaker.ts";
 import { stakedCitizens, stakerEvents } from "../../db/schema.ts";
 import { readUnbatched } from "../../indexer/chain/unbatched-read.ts";
-import { citizenStakers } from "../../indexer/verify.ts";
+import { citizenStakers } from "../../ops/verify.ts";
 import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
-import { startTestIndexer, type TestIndexer } from "../support/indexer.ts";
+import { type IndexedDevnet, indexDevnet } from "../support/indexer.ts";
 import { createApiHarness } from "./support.ts";
 
 type CitizenRecord = {
@@ -24,7 +24,7 @@ type CitizenRecord = {
 /** Over real HTTP, against tables the indexer filled from a scenario: the chain is the oracle. */
 describe("the API agrees with the staker's own views", () => {
   let devnet: ScenarioDevnet;
-  let indexer: TestIndexer;
+  let indexer: IndexedDevnet;
   let api: Awaited<ReturnType<typeof createApiHarness>>;
   let server: ReturnType<Awaited<ReturnType<typeof createApiHarness>>["app"]["listen"]>;
   let base: string;
@@ -35,16 +35,8 @@ describe("the API agrees with the staker's own views", () => {
 
   beforeAll(async () => {
     devnet = await startScenarioDevnet({ events: 2_500, seed: "api-oracle" });
-    indexer = await startTestIndexer({
-      label: "api_oracle",
-      rpcUrl: devnet.node.rpcUrl,
-      staker: devnet.deployment.addresses.staker,
-    });
-    const { to } = await indexer.indexer.enqueueBackfill({
-      startBlock: devnet.deployment.deployBlock,
-    });
-    await indexer.indexer.start({ follow: false });
-    indexedBlock = await indexer.waitForBlock(to);
+    indexer = await indexDevnet(devnet, { label: "api_oracle" });
+    indexedBlock = indexer.indexedBlock;
     api = await createApiHarness({ databaseUrl: indexer.database.url });
     server = api.app.listen({ hostname: "127.0.0.1", port: 0 });
     base = `http://127.0.0.1:${server.server?.port}`;

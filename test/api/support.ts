@@ -9,8 +9,8 @@ import { type ApiSettings, createApp } from "../../api/app.ts";
 import { openConnections } from "../../api/connections.ts";
 import { indexerCheckpoints, stakedCitizens } from "../../db/schema.ts";
 import { createToken } from "../../db/tokens.ts";
-import { createScratchDatabase } from "../support/database.ts";
-import { createScratchRedisPrefix } from "../support/redis.ts";
+import { createScratchDatabase } from "../../scratch/database.ts";
+import { createScratchRedisPrefix } from "../../scratch/redis.ts";
 
 export type CitizenInsert = typeof stakedCitizens.$inferInsert;
 

@@ -9,7 +9,7 @@ import {
 } from "../../contracts/generated/index.ts";
 import { citizens, readFailures, stakedCitizens, stakerEvents } from "../../db/schema.ts";
 import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
-import { startTestIndexer, type TestIndexer } from "../support/indexer.ts";
+import { indexDevnet, startTestIndexer, type TestIndexer } from "../support/indexer.ts";
 import { stakingActions, type TransactionJson } from "../support/staking.ts";
 
 const WALLET: Address = "0x000000000000000000000000000000000000bad1";
@@ -86,10 +86,12 @@ describe("reads that fail on data, and answers too large for one request", () =>
     await actions.mine(ids.map((id) => actions.stake(WALLET, 1, id)));
     const head = await devnet.client.getBlockNumber();
 
-    const harness = await fresh("metadata");
-    await harness.indexer.enqueueBackfill({ startBlock: devnet.deployment.deployBlock, to: head });
-    await harness.indexer.start({ follow: false });
-    await harness.waitForBlock(head);
+    const harness = await indexDevnet(devnet, {
+      label: "metadata",
+      options: { followIntervalMs: 50 },
+      to: head,
+    });
+    harnesses.push(harness);
 
     const db = harness.indexer.database.db;
     for (const [i, id] of ids.entries()) {
@@ -179,13 +181,13 @@ describe("reads that fail on data, and answers too large for one request", () =>
     const head = await devnet.client.getBlockNumber();
 
     const defaults = { chunkSize: 2_000, maxLogRange: 10_000 };
-    const backfilled = await fresh("flood-chunks", defaults);
-    await backfilled.indexer.enqueueBackfill({
-      startBlock: devnet.deployment.deployBlock,
+    const backfilled = await indexDevnet(devnet, {
+      label: "flood-chunks",
+      options: { followIntervalMs: 50, ...defaults },
       to: head,
+      timeoutMs: 90_000,
     });
-    await backfilled.indexer.start({ follow: false });
-    await backfilled.waitForBlock(head, 90_000);
+    harnesses.push(backfilled);
 
     const followed = await fresh("flood-follow", { ...defaults, finalityDepth: undefined });
     await followed.indexer.ensureCheckpoint(first - 1n);

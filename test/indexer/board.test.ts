@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { UnrecoverableError, Worker } from "bullmq";
 import type { Redis } from "ioredis";
-import { type Board, boardRequestAllowed, startBoard } from "../../indexer/board.ts";
 import {
   createQueues,
   enqueueRange,
@@ -10,7 +9,8 @@ import {
   redisConnection,
 } from "../../indexer/jobs/queues.ts";
 import { PortInUse } from "../../lib/listen.ts";
-import { createScratchRedisPrefix } from "../support/redis.ts";
+import { type Board, boardRequestAllowed, startBoard } from "../../ops/board.ts";
+import { createScratchRedisPrefix } from "../../scratch/redis.ts";
 
 describe("the operators' board", () => {
   const scratch = createScratchRedisPrefix("board");

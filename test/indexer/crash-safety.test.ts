@@ -3,7 +3,7 @@ import { SeededRandom } from "../../devnet/random.ts";
 import { chunkJobId, chunkJobOptions, enqueueRange } from "../../indexer/jobs/queues.ts";
 import { splitRange } from "../../indexer/store/ranges.ts";
 import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
-import { startTestIndexer, type TestIndexer } from "../support/indexer.ts";
+import { indexDevnet, startTestIndexer, type TestIndexer } from "../support/indexer.ts";
 import { tableSnapshot } from "../support/snapshot.ts";
 
 /**
@@ -31,13 +31,12 @@ describe("the same tables whatever happens on the way", () => {
   beforeAll(async () => {
     devnet = await startScenarioDevnet({ events: 3_000, seed: "crash-safety" });
     head = await devnet.client.getBlockNumber();
-    reference = await fresh("reference", 2_000);
-    await reference.indexer.enqueueBackfill({
-      startBlock: devnet.deployment.deployBlock,
+    reference = await indexDevnet(devnet, {
+      label: "reference",
+      options: { chunkSize: 2_000, jobLockMs: 1_000 },
       to: head,
     });
-    await reference.indexer.start({ follow: false });
-    await reference.waitForBlock(head);
+    harnesses.push(reference);
     referenceTables = await tableSnapshot(reference.database.url);
   });
 

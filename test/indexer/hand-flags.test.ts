@@ -18,7 +18,7 @@ import { citizenStakes } from "../../db/schema.ts";
 import { AssetType, HAND_CLASS } from "../../devnet/settings.ts";
 import { stakeCalldata } from "../../devnet/staking-calls.ts";
 import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
-import { startTestIndexer, type TestIndexer } from "../support/indexer.ts";
+import { indexDevnet, type TestIndexer } from "../support/indexer.ts";
 import { startRpcFaultProxy } from "../support/rpc-fault-proxy.ts";
 import { stakingActions, type TransactionJson } from "../support/staking.ts";
 
@@ -146,15 +146,8 @@ describe("Hand claims through a contract wallet", () => {
   };
 
   const indexThrough = async (label: string, rpcUrl: string) => {
-    const harness = await startTestIndexer({
-      label,
-      rpcUrl,
-      staker: devnet.deployment.addresses.staker,
-    });
+    const harness = await indexDevnet(devnet, { label, rpcUrl, to: head });
     harnesses.push(harness);
-    await harness.indexer.enqueueBackfill({ startBlock: devnet.deployment.deployBlock, to: head });
-    await harness.indexer.start({ follow: false });
-    await harness.waitForBlock(head);
     return harness;
   };
 

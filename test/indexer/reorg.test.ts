@@ -4,7 +4,7 @@ import type { Address } from "viem";
 import { stakedCitizens, stakerEvents } from "../../db/schema.ts";
 import { DAY } from "../../devnet/settings.ts";
 import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
-import { startTestIndexer, type TestIndexer } from "../support/indexer.ts";
+import { indexDevnet, type TestIndexer } from "../support/indexer.ts";
 import { stakingActions } from "../support/staking.ts";
 
 const WALLET: Address = "0x00000000000000000000000000000000000a11ce";
@@ -16,17 +16,13 @@ describe("reorgs while following the head", () => {
 
   beforeAll(async () => {
     devnet = await startScenarioDevnet({ events: 2_000, seed: "reorg" });
-    harness = await startTestIndexer({
-      label: "reorg",
-      rpcUrl: devnet.node.rpcUrl,
-      staker: devnet.deployment.addresses.staker,
-      options: { followIntervalMs: 50, finalityDepth: undefined },
-    });
     actions = stakingActions(devnet.client, devnet.deployment);
     await actions.wallet(WALLET);
-    await harness.indexer.enqueueBackfill({ startBlock: devnet.deployment.deployBlock });
-    await harness.indexer.start({ follow: true });
-    await harness.waitForHead();
+    harness = await indexDevnet(devnet, {
+      label: "reorg",
+      options: { followIntervalMs: 50, finalityDepth: undefined },
+      follow: true,
+    });
   });
 
   afterAll(async () => {

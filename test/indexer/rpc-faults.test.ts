@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
-import { startTestIndexer, type TestIndexer } from "../support/indexer.ts";
+import { indexDevnet, type TestIndexer } from "../support/indexer.ts";
 import { startRpcFaultProxy } from "../support/rpc-fault-proxy.ts";
 import { tableSnapshot } from "../support/snapshot.ts";
 
@@ -26,18 +26,13 @@ describe("a misbehaving RPC provider", () => {
   });
 
   const backfill = async (label: string, rpcUrl: string) => {
-    const harness = await startTestIndexer({
+    const harness = await indexDevnet(devnet, {
       label,
       rpcUrl,
-      staker: devnet.deployment.addresses.staker,
       options: { chunkSize: 8, rpcTimeoutMs: 1_000 },
+      timeoutMs: 150_000,
     });
     harnesses.push(harness);
-    const { to } = await harness.indexer.enqueueBackfill({
-      startBlock: devnet.deployment.deployBlock,
-    });
-    await harness.indexer.start({ follow: false });
-    await harness.waitForBlock(to, 150_000);
     return harness;
   };
 

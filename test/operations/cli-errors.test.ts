@@ -7,14 +7,14 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Queue } from "bullmq";
 import IORedis from "ioredis";
 import { freePort } from "../../devnet/anvil.ts";
-import { checkChainSettings } from "../../indexer/chain-settings.ts";
 import { QUEUE } from "../../indexer/jobs/queues.ts";
 import { checkPostgres, checkRedis, checkRpc, Misconfigured } from "../../lib/connection-checks.ts";
 import { Unreachable } from "../../lib/fail.ts";
+import { checkChainSettings } from "../../ops/chain-settings.ts";
+import { createScratchDatabase } from "../../scratch/database.ts";
+import { createScratchRedisPrefix } from "../../scratch/redis.ts";
 import { type CommandResult, runCommand } from "../support/commands.ts";
-import { createScratchDatabase } from "../support/database.ts";
 import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
-import { createScratchRedisPrefix } from "../support/redis.ts";
 
 let devnet: ScenarioDevnet;
 let database: Awaited<ReturnType<typeof createScratchDatabase>>;

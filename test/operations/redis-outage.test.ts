@@ -4,10 +4,10 @@
  * stack per reconnect attempt.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { createScratchDatabase } from "../../scratch/database.ts";
+import { createScratchRedisPrefix } from "../../scratch/redis.ts";
 import { startCommand } from "../support/commands.ts";
-import { createScratchDatabase } from "../support/database.ts";
 import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
-import { createScratchRedisPrefix } from "../support/redis.ts";
 import { startTcpProxy } from "../support/tcp-proxy.ts";
 
 let devnet: ScenarioDevnet;

@@ -10,9 +10,9 @@ import { join } from "node:path";
 import postgres from "postgres";
 import { freePort } from "../../devnet/anvil.ts";
 import { config } from "../../lib/config.ts";
+import { createScratchDatabase } from "../../scratch/database.ts";
+import { createScratchRedisPrefix } from "../../scratch/redis.ts";
 import { runCommand, startCommand } from "../support/commands.ts";
-import { createScratchDatabase } from "../support/database.ts";
-import { createScratchRedisPrefix } from "../support/redis.ts";
 
 let database: Awaited<ReturnType<typeof createScratchDatabase>>;
 const redis = createScratchRedisPrefix("servers");

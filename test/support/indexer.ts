@@ -2,10 +2,11 @@ import type { Address } from "viem";
 import { createDatabase } from "../../db/client.ts";
 import { createIndexer, type Indexer, type IndexerOptions } from "../../indexer/indexer.ts";
 import { createIndexerStore } from "../../indexer/store/index.ts";
-import { citizenStakers, verifyAgainstChain } from "../../indexer/verify.ts";
+import { citizenStakers, verifyAgainstChain } from "../../ops/verify.ts";
+import { createScratchDatabase } from "../../scratch/database.ts";
+import { createScratchRedisPrefix } from "../../scratch/redis.ts";
 import { runCommand } from "./commands.ts";
-import { createScratchDatabase } from "./database.ts";
-import { createScratchRedisPrefix } from "./redis.ts";
+import type { ScenarioDevnet } from "./devnet.ts";
 
 export class IndexerStalled extends Error {
   override name = "IndexerStalled";
@@ -134,3 +135,43 @@ export async function startTestIndexer(input: {
 }
 
 export type TestIndexer = Awaited<ReturnType<typeof startTestIndexer>>;
+export type IndexedDevnet = Awaited<ReturnType<typeof indexDevnet>>;
+
+/**
+ * An indexed devnet: a test indexer over `devnet` (through `rpcUrl` when given: a proxy, say)
+ * that has backfilled from the deploy block to `to` (default: the finality boundary) through
+ * chunk jobs and, with `follow`, follows the head and has reached it. Cleans up after itself
+ * when indexing fails; otherwise the caller's cleanup() does.
+ */
+export async function indexDevnet(
+  devnet: ScenarioDevnet,
+  input: {
+    label: string;
+    rpcUrl?: string;
+    options?: Partial<IndexerOptions>;
+    to?: bigint;
+    follow?: boolean;
+    timeoutMs?: number;
+  },
+) {
+  const harness = await startTestIndexer({
+    label: input.label,
+    rpcUrl: input.rpcUrl ?? devnet.node.rpcUrl,
+    staker: devnet.deployment.addresses.staker,
+    options: input.options,
+  });
+  try {
+    const backfill = await harness.indexer.enqueueBackfill({
+      startBlock: devnet.deployment.deployBlock,
+      to: input.to,
+    });
+    await harness.indexer.start({ follow: input.follow ?? false });
+    const indexedBlock = input.follow
+      ? await harness.waitForHead(input.timeoutMs)
+      : await harness.waitForBlock(backfill.to, input.timeoutMs);
+    return Object.assign(harness, { backfill, indexedBlock });
+  } catch (error) {
+    await harness.cleanup();
+    throw error;
+  }
+}

@@ -1,6 +1,10 @@
+/**
+ * Scratch Postgres databases, one per test file or benchmark run: migrated when created,
+ * dropped after. Shared by test/ and bench/.
+ */
 import postgres from "postgres";
-import { runMigrations } from "../../db/migrate.ts";
-import { config } from "../../lib/config.ts";
+import { runMigrations } from "../db/migrate.ts";
+import { config } from "../lib/config.ts";
 
 /** The server of DATABASE_URL, reached through its always-present "postgres" database. */
 const ADMIN_URL = (() => {

@@ -1,12 +1,12 @@
 import { existsSync } from "node:fs";
 import type { Address } from "viem";
 import { mainnetStakerAbi as stakerAbi } from "../contracts/generated/MainnetStaker.ts";
+import { createChainClient } from "../indexer/chain/client.ts";
+import { findDeploymentBlock } from "../indexer/chain/deployment-block.ts";
 import { type Config, ConfigError } from "../lib/config.ts";
 import { checkRpc, Misconfigured } from "../lib/connection-checks.ts";
 import { readDeploymentFile } from "../lib/devnet-file.ts";
 import { describeCause } from "../lib/error-cause.ts";
-import { createChainClient } from "./chain/client.ts";
-import { findDeploymentBlock } from "./chain/deployment-block.ts";
 
 export interface ChainSettings {
   rpcUrl: string;

@@ -3,8 +3,8 @@ import type { Address, PublicClient } from "viem";
 import { mainnetStakerAbi as stakerAbi } from "../contracts/generated/MainnetStaker.ts";
 import type { Database } from "../db/client.ts";
 import { type StakedCitizen, stakedCitizens, stakerEvents } from "../db/schema.ts";
-import type { StakerContracts } from "./chain/contracts.ts";
-import { readUnbatched } from "./chain/unbatched-read.ts";
+import type { StakerContracts } from "../indexer/chain/contracts.ts";
+import { readUnbatched } from "../indexer/chain/unbatched-read.ts";
 
 export interface Mismatch {
   wallet: string;

@@ -1,5 +1,9 @@
+/**
+ * Scratch Redis key prefixes, one per test file or benchmark run, deleted after. Shared by
+ * test/ and bench/.
+ */
 import IORedis from "ioredis";
-import { config } from "../../lib/config.ts";
+import { config } from "../lib/config.ts";
 
 const REDIS_URL = config.redisUrl;
 

@@ -1,0 +1,101 @@
+/**
+ * GET /metrics for Prometheus, without auth like the probes (keep it off the internet: it names
+ * routes and pool sizes, nothing more). Requests are counted by route pattern, never by raw
+ * path, so ids and addresses do not become label values.
+ */
+import { sql } from "drizzle-orm";
+import { Elysia } from "elysia";
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { Database } from "../../../db/client.ts";
+import type { ResponseCache } from "../../response-cache.ts";
+
+const PREFIX = "citizen_staking_";
+
+export function metricsModule({ db, cache }: { db: Database; cache: ResponseCache }) {
+  const registry = new Registry();
+  const registers = [registry];
+  const requests = new Counter({
+    name: `${PREFIX}api_requests_total`,
+    help: "HTTP requests answered, by method, route pattern and status",
+    labelNames: ["method", "route", "status"],
+    registers,
+  });
+  const duration = new Histogram({
+    name: `${PREFIX}api_request_duration_seconds`,
+    help: "Time from request to response, by method and route pattern",
+    labelNames: ["method", "route"],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers,
+  });
+  new Gauge({
+    name: `${PREFIX}db_pool_max_connections`,
+    help: "Connections this process's Postgres pool may open (DB_POOL_SIZE)",
+    registers,
+  }).set(db.$client.options.max);
+  // postgres.js does not publish its pool's state, so Postgres says what this pool's
+  // connections are doing (the pool names itself by process: see db/client.ts).
+  new Gauge({
+    name: `${PREFIX}db_pool_connections`,
+    help: "Open connections of this process's pool, by state as Postgres sees them (active, idle, ...)",
+    labelNames: ["state"],
+    registers,
+    async collect() {
+      this.reset();
+      const rows = await db
+        .execute<{ state: string | null; count: number }>(
+          sql`select state, count(*)::int as count from pg_stat_activity
+              where application_name = current_setting('application_name') group by state`,
+        )
+        .catch(() => []);
+      for (const row of rows) this.set({ state: row.state ?? "unknown" }, row.count);
+    },
+  });
+
+  new Gauge({
+    name: `${PREFIX}api_cache_entries`,
+    help: "Responses held in this instance's cache (RESPONSE_CACHE_ENTRIES bounds it; 0: off)",
+    registers,
+    collect() {
+      this.set(cache.size);
+    },
+  });
+  new Gauge({
+    name: `${PREFIX}api_cache_max_entries`,
+    help: "The cache's bound (RESPONSE_CACHE_ENTRIES)",
+    registers,
+  }).set(cache.maxEntries);
+  new Counter({
+    name: `${PREFIX}api_cache_lookups_total`,
+    help: "Cache lookups, by result: hit (an entry was there) or miss",
+    labelNames: ["result"],
+    registers,
+    collect() {
+      // The cache counts; the counter is brought level with it at each scrape.
+      this.reset();
+      this.inc({ result: "hit" }, cache.lookups.hits);
+      this.inc({ result: "miss" }, cache.lookups.misses);
+    },
+  });
+
+  const started = new WeakMap<Request, number>();
+  return new Elysia({ name: "metrics" })
+    .onRequest(({ request }) => {
+      started.set(request, performance.now());
+    })
+    .onAfterResponse({ as: "global" }, ({ request, route, set, responseValue }) => {
+      const status = responseValue instanceof Response ? responseValue.status : set.status;
+      // Unmatched paths share one label value: a scanner must not grow the series.
+      const labels = { method: request.method, route: route || "unmatched" };
+      requests.inc({ ...labels, status: String(status ?? 200) });
+      const begun = started.get(request);
+      if (begun !== undefined) duration.observe(labels, (performance.now() - begun) / 1000);
+    })
+    .get(
+      "/metrics",
+      async () =>
+        new Response(await registry.metrics(), {
+          headers: { "content-type": Registry.PROMETHEUS_CONTENT_TYPE },
+        }),
+      { detail: { hide: true } },
+    );
+}

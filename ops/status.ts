@@ -1,0 +1,97 @@
+/**
+ * What `status` shows: gathered in one round of reads, rendered as aligned lines. Only reads:
+ * the indexer it is given is opened read-only, so no Redis key is created.
+ */
+import type { Indexer } from "../indexer/indexer.ts";
+import { isParked } from "../indexer/jobs/reconcile.ts";
+
+export interface StatusSettings {
+  queuePrefix: string;
+  /** Unset: the node's finalized tag. */
+  finalityDepth?: number;
+}
+
+export async function gatherStatus(indexer: Indexer) {
+  const [tip, checkpoint, chunks, follows, failedChunks, lastFollowFailures, health, counts] =
+    await Promise.all([
+      indexer.chainTip(),
+      indexer.store.checkpoint(),
+      indexer.queues.chunks.getJobCounts("waiting", "active", "delayed", "failed"),
+      indexer.queues.follow.getJobCounts("active", "failed"),
+      indexer.queues.chunks.getFailed(0, 9),
+      indexer.queues.follow.getFailed(0, 0),
+      indexer.store.health(),
+      indexer.store.counts(),
+    ]);
+  return {
+    staker: indexer.contracts.staker,
+    chainId: indexer.chainId,
+    tip,
+    checkpoint,
+    chunks,
+    follows,
+    failedChunks,
+    lastFollowFailure: lastFollowFailures[0],
+    health,
+    counts,
+  };
+}
+
+export type Status = Awaited<ReturnType<typeof gatherStatus>>;
+
+export function renderStatus(status: Status, settings: StatusSettings): string[] {
+  const lines: string[] = [];
+  const line = (label: string, value: string) => lines.push(`${label.padEnd(18)}${value}`);
+  const { tip, checkpoint, chunks, follows, counts } = status;
+  const indexed = checkpoint?.indexedBlock;
+  const finality =
+    settings.finalityDepth === undefined
+      ? "the node's finalized tag"
+      : `FINALITY_DEPTH ${settings.finalityDepth}`;
+  line("staker", `${status.staker} (chain ${status.chainId})`);
+  line("queue prefix", settings.queuePrefix);
+  line("head", tip.head.toString());
+  line("finalized", `${tip.finalized} (${finality}; chunk jobs index up to it)`);
+  line("indexed block", indexed?.toString() ?? "none yet");
+  line("lag", indexed === undefined ? "-" : `${tip.head - indexed} blocks`);
+  line("scheduled to", checkpoint?.scheduledBlock.toString() ?? "-");
+  line(
+    "chunk jobs",
+    `waiting ${chunks.waiting}, active ${chunks.active}, delayed ${chunks.delayed}, failed ${chunks.failed}`,
+  );
+  for (const job of status.failedChunks) {
+    const kind = isParked(job) ? "parked (fails for good)" : "failed (will be re-queued)";
+    lines.push(`  ${job.id} ${kind}: ${job.failedReason}`);
+  }
+  line("follow jobs", `active ${follows.active}, failed ${follows.failed}`);
+  const lastFollowFailure = status.lastFollowFailure;
+  if (lastFollowFailure) {
+    const at = new Date(lastFollowFailure.finishedOn ?? lastFollowFailure.timestamp);
+    lines.push(`  last failure ${at.toISOString()}: ${lastFollowFailure.failedReason}`);
+  }
+  for (const role of ["follow", "chunks"] as const) {
+    const row = status.health.find((each) => each.component === role);
+    const label = role === "follow" ? "follower" : "chunk workers";
+    if (!row) line(label, "no report yet");
+    else if (row.failingSince) {
+      line(
+        label,
+        `FAILING since ${row.failingSince.toISOString()}${row.fatal ? " (needs an operator)" : ""}: ${row.lastError}`,
+      );
+    } else {
+      const last = row.lastError
+        ? `; last error ${row.lastErrorAt?.toISOString()}: ${row.lastError}`
+        : "";
+      line(label, `ok at ${row.okAt?.toISOString()}${last}`);
+    }
+  }
+  line(
+    "read failures",
+    `${counts.readFailures} citizens with unreadable metadata (list: read-failures)`,
+  );
+  line(
+    "hand flags",
+    `${counts.inferredHandClaims} inferred (contract-wallet stakes; the node has no trace API)`,
+  );
+  return lines;
+}

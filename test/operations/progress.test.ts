@@ -1,0 +1,92 @@
+/**
+ * `backfill` and `reindex` as an operator runs them: both show progress, and the throughput
+ * counts the events this run wrote, never the ones it found already in the tables.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import postgres from "postgres";
+import { createScratchDatabase } from "../../scratch/database.ts";
+import { createScratchRedisPrefix } from "../../scratch/redis.ts";
+import { runCommand } from "../support/commands.ts";
+import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
+
+let devnet: ScenarioDevnet;
+let database: Awaited<ReturnType<typeof createScratchDatabase>>;
+const redis = createScratchRedisPrefix("progress");
+let from: bigint;
+let to: bigint;
+let eventsInRange: number;
+
+const cli = (args: string[]) =>
+  runCommand(["scripts/cli.ts", ...args], {
+    RPC_URL: devnet.node.rpcUrl,
+    STAKER_ADDRESS: devnet.deployment.addresses.staker,
+    START_BLOCK: String(devnet.deployment.deployBlock),
+    DATABASE_URL: database.url,
+    REDIS_URL: redis.url,
+    QUEUE_PREFIX: redis.prefix,
+    FINALITY_DEPTH: "0",
+    // Several chunks, so a reindex is seen finishing chunk by chunk.
+    CHUNK_SIZE: "4",
+    LOG_LEVEL: "warn",
+  });
+
+/** The "<n> events indexed … (<rate> events/s)" figures of a command's closing line. */
+function closingFigures(stdout: string) {
+  const match = stdout.match(/: (\d+) events indexed(?: again)? in [\d.]+ s \((\d+) events\/s\)/);
+  expect(match).not.toBeNull();
+  return { events: Number(match![1]), rate: Number(match![2]) };
+}
+
+beforeAll(async () => {
+  [devnet, database] = await Promise.all([
+    startScenarioDevnet({ events: 40, seed: "progress" }),
+    createScratchDatabase("progress"),
+  ]);
+  from = devnet.deployment.deployBlock;
+  to = (await devnet.client.getBlockNumber()) - 1n;
+});
+
+afterAll(async () => {
+  await devnet?.stop();
+  await database?.drop();
+  await redis.clean();
+});
+
+describe("progress of backfill and reindex", () => {
+  test("a first backfill reports every event it indexed", async () => {
+    const result = await cli(["backfill", "--to", String(to)]);
+    expect(result.code).toBe(0);
+    const sql = postgres(database.url, { max: 1 });
+    try {
+      const [row] = await sql<{ count: number }[]>`
+        select count(*)::int as count from staker_events
+        where block_number between ${from.toString()} and ${to.toString()}`;
+      eventsInRange = row!.count;
+    } finally {
+      await sql.end();
+    }
+    expect(eventsInRange).toBeGreaterThan(0);
+    expect(result.stderr).toMatch(new RegExp(`blocks ${to - from + 1n}/${to - from + 1n}, events`));
+    const figures = closingFigures(result.stdout);
+    expect(figures.events).toBe(eventsInRange);
+    expect(figures.rate).toBeGreaterThan(0);
+    expect(result.stdout).not.toContain("were indexed before");
+  });
+
+  test("a backfill over indexed blocks reports none indexed (0 events/s) and what it found", async () => {
+    const result = await cli(["backfill", "--from", String(from), "--to", String(to)]);
+    expect(result.code).toBe(0);
+    expect(closingFigures(result.stdout)).toEqual({ events: 0, rate: 0 });
+    expect(result.stdout).toContain(`; ${eventsInRange} were indexed before`);
+  });
+
+  test("a reindex shows its progress chunk by chunk and counts the events it wrote again", async () => {
+    const result = await cli(["reindex", "--from", String(from), "--to", String(to)]);
+    expect(result.code).toBe(0);
+    const total = to - from + 1n;
+    expect(result.stderr).toMatch(new RegExp(`blocks ${total}/${total}, events ${eventsInRange},`));
+    expect(closingFigures(result.stdout).events).toBe(eventsInRange);
+    expect(result.stdout).toContain(`reindex done:`);
+    expect(result.stdout).toContain(`blocks ${from}..${to}`);
+  });
+});
