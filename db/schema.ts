@@ -194,6 +194,11 @@ export const indexerCheckpoints = pgTable(
     indexedBlock: blockNumber("indexed_block").notNull(),
     /** The highest block handed to backfill chunk jobs so far. */
     scheduledBlock: blockNumber("scheduled_block").notNull(),
+    /**
+     * The finality boundary the follower last saw: blocks at or below it do not change any
+     * more, so answers about them (as of such a block) can be cached for good.
+     */
+    finalizedBlock: blockNumber("finalized_block"),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
   },
   () => [check("indexer_checkpoints_staker_check", isAddress("staker"))],

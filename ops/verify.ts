@@ -1,6 +1,7 @@
 import { and, eq, inArray } from "drizzle-orm";
 import type { Address, PublicClient } from "viem";
 import { mainnetStakerAbi as stakerAbi } from "../contracts/generated/MainnetStaker.ts";
+import { stakedCitizensAt } from "../db/as-of.ts";
 import type { Database } from "../db/client.ts";
 import { type StakedCitizen, stakedCitizens, stakerEvents } from "../db/schema.ts";
 import type { StakerContracts } from "../indexer/chain/contracts.ts";
@@ -56,6 +57,8 @@ export async function verifyAgainstChain(input: {
   contracts: StakerContracts;
   at: bigint;
   wallets: string[];
+  /** Check the tables' history (staked_citizens_at) at `at` instead of the live projection. */
+  asOf?: boolean;
 }): Promise<Mismatch[]> {
   const { client, db, contracts, at, wallets } = input;
   const mismatches: Mismatch[] = [];
@@ -70,9 +73,12 @@ export async function verifyAgainstChain(input: {
       }),
     ),
   );
-  const rows = wallets.length
-    ? await db.select().from(stakedCitizens).where(inArray(stakedCitizens.staker, wallets))
-    : [];
+  const wanted = new Set(wallets);
+  const rows = input.asOf
+    ? (await stakedCitizensAt(db, at)).filter((row) => wanted.has(row.staker))
+    : wallets.length
+      ? await db.select().from(stakedCitizens).where(inArray(stakedCitizens.staker, wallets))
+      : [];
   const byWallet = new Map<string, Map<string, StakedCitizen>>();
   for (const row of rows) {
     const own = byWallet.get(row.staker) ?? new Map<string, StakedCitizen>();

@@ -34,6 +34,9 @@ export async function followTick(deps: FollowDeps, settings: FollowSettings) {
   if (!current) return { action: "no-checkpoint" as const };
 
   const tip = await readChainTip(client, settings.finalityDepth);
+  if (current.finalizedBlock === null || tip.finalized > current.finalizedBlock) {
+    await store.recordFinalized(tip.finalized);
+  }
   const rolledBack = await rollBackOrphans(deps, tip.finalized);
   if (rolledBack) return { action: "rolled-back" as const, ...rolledBack };
 

@@ -120,6 +120,8 @@ export interface IndexerStore {
   reproject(): Promise<{ citizens: number; indexedBlock: bigint }>;
   /** Counts for `status`: recorded read failures and stakes whose Hand flag was inferred. */
   counts(): Promise<{ readFailures: number; inferredHandClaims: number }>;
+  /** Keeps the finality boundary the follower saw (answers as of blocks below it are final). */
+  recordFinalized(block: bigint): Promise<void>;
 }
 
 export interface Indexed {
@@ -504,6 +506,13 @@ export function createIndexerStore(db: Database): IndexerStore {
     });
   }
 
+  async function recordFinalized(block: bigint) {
+    await db
+      .update(indexerCheckpoints)
+      .set({ finalizedBlock: block })
+      .where(sql`coalesce(${indexerCheckpoints.finalizedBlock}, -1) < ${block}`);
+  }
+
   async function counts() {
     const [failures] = await db.select({ n: count() }).from(readFailures);
     const [inferred] = await db
@@ -533,5 +542,6 @@ export function createIndexerStore(db: Database): IndexerStore {
     updateMetadata,
     reproject,
     counts,
+    recordFinalized,
   };
 }
