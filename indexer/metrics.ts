@@ -180,6 +180,11 @@ export function createIndexerMetrics() {
       jobDuration.observe({ queue, outcome: "completed" }, seconds);
       if (result.events) eventsIndexed.inc({ queue }, result.events);
     },
+    /** JSON-RPC calls this process made so far, by method. */
+    async rpcCalls(): Promise<Record<string, number>> {
+      const { values } = await rpcRequests.get();
+      return Object.fromEntries(values.map((value) => [String(value.labels.method), value.value]));
+    },
     rolledBack(removedEvents: number) {
       reorgRollbacks.inc();
       reorgRemovedEvents.inc(removedEvents);

@@ -60,6 +60,15 @@ async function checkServices(needs: {
   ]);
 }
 
+/** One line: the RPC calls this process made, by method, and per event indexed. */
+function rpcSummary(calls: Record<string, number>, events: number): string {
+  const entries = Object.entries(calls).sort(([, a], [, b]) => b - a);
+  const total = entries.reduce((sum, [, count]) => sum + count, 0);
+  const perEvent = events > 0 ? (total / events).toFixed(3) : "-";
+  const byMethod = entries.map(([method, count]) => `${method} ${count}`).join(", ");
+  return `RPC calls by this process: ${total} (${perEvent} per event)${byMethod ? `: ${byMethod}` : ""}`;
+}
+
 /**
  * For long-running processes: a service that cannot be reached yet (a restart, an outage) is
  * waited for, with one warning, as it would be once running; a refusal (wrong database, role,
@@ -222,6 +231,7 @@ program
     console.log(
       `backfill done: ${result.events} events indexed in ${result.seconds.toFixed(1)} s (${result.rate} events/s), blocks ${from}..${to}${before}`,
     );
+    console.log(rpcSummary(await indexer.metrics.rpcCalls(), result.events));
     await indexer.close();
   });
 

@@ -71,6 +71,10 @@ describe("progress of backfill and reindex", () => {
     expect(figures.events).toBe(eventsInRange);
     expect(figures.rate).toBeGreaterThan(0);
     expect(result.stdout).not.toContain("were indexed before");
+    // The backfill's own workers fetched every log and read every stake: their calls are counted.
+    expect(result.stdout).toMatch(
+      /RPC calls by this process: \d+ \([\d.]+ per event\): .*eth_getLogs \d+/,
+    );
   });
 
   test("a backfill over indexed blocks reports none indexed (0 events/s) and what it found", async () => {
