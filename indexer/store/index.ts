@@ -1,7 +1,8 @@
 /**
- * Every read and write the indexer makes in Postgres. Writes run under one transaction-scoped
- * advisory lock, so chunk writes, checkpoint moves and reorg rollbacks from any number of
- * workers on any number of hosts apply one at a time; RPC work happens outside the lock.
+ * Every read and write the indexer makes in Postgres. Chunk writes from any number of workers
+ * on any number of hosts run side by side; checkpoint moves, the follower's writes, reindexes
+ * and reorg rollbacks take one transaction-scoped advisory lock and apply one at a time. RPC
+ * work happens outside every transaction.
  *
  * Every write that adds blocks proves it links to what is stored: it claims the hash of each
  * block it saw (its first block's parent, its last block, blocks with logs, or every block near
@@ -190,7 +191,10 @@ export function createIndexerStore(db: Database): IndexerStore {
    * for a concurrent writer of the same number, so no lock is needed to see a conflict.
    */
   async function claimHashes(tx: Transaction, hashes: Map<bigint, string>) {
-    const claims = [...hashes].map(([number, hash]) => ({ number, hash }));
+    // In block order, so two writers claiming the same blocks lock them in the same order.
+    const claims = [...hashes]
+      .map(([number, hash]) => ({ number, hash }))
+      .sort((a, b) => (a.number < b.number ? -1 : 1));
     await insertInBatches(claims, async (batch) => {
       const stored = await tx
         .insert(blocks)
@@ -209,7 +213,10 @@ export function createIndexerStore(db: Database): IndexerStore {
     await insertInBatches(write.events, (batch) =>
       tx.insert(stakerEvents).values(batch).onConflictDoNothing(),
     );
-    await insertInBatches(write.citizens, (batch) =>
+    const citizenRows = [...write.citizens].sort((a, b) =>
+      a.season !== b.season ? a.season - b.season : a.citizenId < b.citizenId ? -1 : 1,
+    );
+    await insertInBatches(citizenRows, (batch) =>
       tx.insert(citizens).values(batch).onConflictDoNothing(),
     );
     await insertInBatches(write.stakes, (batch) =>
@@ -244,19 +251,27 @@ export function createIndexerStore(db: Database): IndexerStore {
     write: RangeWrite,
     options: { extendsCheckpoint?: boolean } = {},
   ): Promise<Indexed> {
-    return locked(async (tx) => {
-      if (options.extendsCheckpoint) {
+    if (options.extendsCheckpoint) {
+      return locked(async (tx) => {
         const current = (await checkpoint(tx))!;
         if (current.indexedBlock !== write.fromBlock - 1n) {
           throw new CheckpointMoved(
             `the checkpoint is at ${current.indexedBlock}, not ${write.fromBlock - 1n}`,
           );
         }
-      }
+        await writeRows(tx, write);
+        await recordRange(tx, { from: write.fromBlock, to: write.toBlock });
+        return { indexedBlock: await advance(tx) };
+      });
+    }
+    // Chunk writes run side by side: rows are keyed by chain position and hash claims wait on
+    // each other row by row, so no lock is needed. Only the short step that moves the
+    // checkpoint over contiguous ranges (and projects them) takes the lock.
+    await db.transaction(async (tx) => {
       await writeRows(tx, write);
       await recordRange(tx, { from: write.fromBlock, to: write.toBlock });
-      return { indexedBlock: await advance(tx) };
     });
+    return locked(async (tx) => ({ indexedBlock: await advance(tx) }));
   }
 
   async function replaceRange(write: RangeWrite): Promise<Indexed> {
