@@ -1,6 +1,7 @@
 import { type Job, Queue, UnrecoverableError, Worker } from "bullmq";
 import { type Address, createPublicClient, webSocket } from "viem";
 import { createDatabase } from "../db/client.ts";
+import { isConnectionFailure } from "../lib/connection-checks.ts";
 import { errorSummary, logger } from "../lib/log.ts";
 import { createOutageReporter } from "../lib/outages.ts";
 import type { Season } from "../lib/vocabulary.ts";
@@ -120,6 +121,8 @@ export async function createIndexer(options: IndexerOptions) {
     : createQueues(redis, options.queuePrefix);
   // One warning per Redis outage, not a line (or, without a listener, a stack) per retry.
   const redisOutages = createOutageReporter("REDIS_URL", log);
+  // Jobs fail on every query while Postgres is away: one warning per outage, not one per job.
+  const databaseOutages = createOutageReporter("DATABASE_URL", log);
   redisOutages.watch(queues.chunks, queues.follow);
   redis.on("ready", () => redisOutages.recovered());
   metrics.readAtScrape({
@@ -164,6 +167,7 @@ export async function createIndexer(options: IndexerOptions) {
    */
   const fail = async (role: IndexerRole, error: unknown, started: number): Promise<never> => {
     const summary = errorSummary(error);
+    if (isConnectionFailure(error)) databaseOutages.error(error);
     metrics.jobFinished(role, (performance.now() - started) / 1000, {
       error: true,
       fatal: isFatal(error),
@@ -184,6 +188,7 @@ export async function createIndexer(options: IndexerOptions) {
     try {
       const result = await indexRange(deps, { from, to, replace: job.data.replace });
       await store.recordHealth("chunks", { ok: true });
+      databaseOutages.recovered();
       metrics.jobFinished("chunks", (performance.now() - started) / 1000, result);
       log.info(
         {
@@ -210,6 +215,7 @@ export async function createIndexer(options: IndexerOptions) {
     try {
       const result = await followTick(deps, followSettings);
       await store.recordHealth("follow", { ok: true });
+      databaseOutages.recovered();
       metrics.jobFinished("follow", (performance.now() - started) / 1000, {
         events: result.action === "indexed" ? result.events : 0,
       });
@@ -228,7 +234,7 @@ export async function createIndexer(options: IndexerOptions) {
       return { action: result.action };
     } catch (error) {
       const summary = errorSummary(error);
-      if (summary !== followFailure) {
+      if (summary !== followFailure && !isConnectionFailure(error)) {
         followFailure = summary;
         log.warn({ err: summary, fatal: isFatal(error) }, "the follower is failing");
       }
@@ -398,9 +404,10 @@ export async function createIndexer(options: IndexerOptions) {
       for (const worker of workers) {
         // A failing follower fails every tick: processFollow logs each failure once instead.
         if (worker.name === QUEUE.chunks) {
-          worker.on("failed", (job, error) =>
-            log.warn({ job: job?.id, queue: worker.name, err: error.message }, "job failed"),
-          );
+          worker.on("failed", (job, error) => {
+            if (databaseOutages.down()) return;
+            log.warn({ job: job?.id, queue: worker.name, err: error.message }, "job failed");
+          });
         }
         redisOutages.watch(worker);
       }

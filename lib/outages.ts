@@ -18,6 +18,8 @@ export interface OutageReporter {
   error(error: unknown): void;
   /** The connection is back (ioredis 'ready'): one line when an outage ends. */
   recovered(): void;
+  /** Whether an outage is going on (failures during it need no line of their own). */
+  down(): boolean;
 }
 
 /** `variable` names the setting an operator checks (REDIS_URL). */
@@ -39,6 +41,7 @@ export function createOutageReporter(variable: string, log: Logger): OutageRepor
         `${variable} unreachable; retrying until it is back`,
       );
     },
+    down: () => downSince !== undefined,
     recovered() {
       if (downSince === undefined) return;
       log.info({ variable, downMs: Date.now() - downSince }, `${variable} reachable again`);
