@@ -16,6 +16,7 @@ import { createAdmission, readBearerToken } from "./modules/auth/index.ts";
 import { createRateLimiter } from "./modules/auth/rate-limit.ts";
 import { createTokenService } from "./modules/auth/token.ts";
 import { CITIZENS_PREFIX, citizensModule } from "./modules/citizens/index.ts";
+import { AS_OF_BLOCK_HEADER } from "./modules/citizens/model.ts";
 import { createCitizensService } from "./modules/citizens/service.ts";
 import { docsModule } from "./modules/docs/index.ts";
 import { healthModule } from "./modules/health/index.ts";
@@ -110,7 +111,13 @@ export function createApp({
             origin: corsOrigins,
             methods: ["GET", "HEAD", "OPTIONS"],
             allowedHeaders: ["authorization", "if-none-match"],
-            exposeHeaders: [INDEXED_BLOCK_HEADER, "etag", "retry-after", "www-authenticate"],
+            exposeHeaders: [
+              INDEXED_BLOCK_HEADER,
+              AS_OF_BLOCK_HEADER,
+              "etag",
+              "retry-after",
+              "www-authenticate",
+            ],
             credentials: false,
             maxAge: 600,
           }),

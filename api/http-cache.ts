@@ -12,6 +12,21 @@
  */
 export const CACHE_CONTROL = "private, no-cache";
 
+/**
+ * An answer as of a block at or below the finality boundary never changes: a year, the longest
+ * max-age RFC 9111 suggests, and `immutable` so a browser does not even revalidate on reload.
+ * Still private: it needs a token.
+ */
+export const IMMUTABLE_CACHE_CONTROL = "private, max-age=31536000, immutable";
+
+/**
+ * The ETag of a final answer names its block rather than the data version, which moves with
+ * every indexed block: If-None-Match with it gets a 304 for good.
+ */
+export function immutableEtagFor(block: bigint, resource: string): string {
+  return `"block-${block}.${Bun.hash(resource).toString(36)}"`;
+}
+
 /** A strong ETag: the same version and resource always give the same bytes. */
 export function etagFor(version: string, resource: string): string {
   return `"${version}.${Bun.hash(resource).toString(36)}"`;

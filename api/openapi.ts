@@ -18,8 +18,12 @@ const HEADERS = {
     },
   },
   caching: {
-    etag: text("the data version and the resource; send it back as If-None-Match"),
-    "cache-control": text('"private, no-cache": keep it, but ask again (a 304 while unchanged)'),
+    etag: text(
+      "the data version and the resource (for an as-of answer at a final block: the block and the resource); send it back as If-None-Match",
+    ),
+    "cache-control": text(
+      '"private, no-cache": keep it, but ask again (a 304 while unchanged); "private, max-age=31536000, immutable" for an as-of answer at or below the finality boundary',
+    ),
   },
   retryAfter: {
     "retry-after": {
@@ -33,26 +37,41 @@ const HEADERS = {
 };
 
 const PROBLEMS: Record<number, { description: string; headers: Record<string, object> }> = {
-  400: { description: "a parameter is missing or malformed; `parameter` names it", headers: {} },
+  400: {
+    description:
+      "a parameter is missing or malformed, or `block` is outside the indexed range (the detail says which blocks are available); `parameter` names it",
+    headers: {},
+  },
   401: {
     description: "no usable bearer token: missing, another scheme, unknown or revoked",
     headers: HEADERS.authenticate,
   },
-  404: { description: "the citizen is not staked by that address", headers: {} },
+  404: {
+    description: "the citizen is not staked by that address (after block N, with ?block=N)",
+    headers: {},
+  },
   429: { description: "this token is over its rate limit", headers: HEADERS.retryAfter },
   503: { description: "the database cannot be reached; retry", headers: HEADERS.retryAfter },
 };
 
-export function okResponse(schema: TSchema) {
+/** `extraHeaders`: an endpoint's own response headers, each a `t` schema with a description. */
+export function okResponse(schema: TSchema, extraHeaders: Record<string, TSchema> = {}) {
+  const extra = Object.fromEntries(
+    Object.entries(extraHeaders).map(([name, header]) => [
+      name,
+      { description: header.description, schema: header },
+    ]),
+  );
+  const headers = { ...HEADERS.indexedBlock, ...HEADERS.caching, ...extra };
   return {
     200: {
-      description: "the data as of the indexed block",
-      headers: { ...HEADERS.indexedBlock, ...HEADERS.caching },
+      description: "the data as of the indexed block, or as of ?block=N when given",
+      headers,
       content: { "application/json": { schema } },
     },
     304: {
       description: "If-None-Match holds the current ETag: nothing changed, no body",
-      headers: { ...HEADERS.indexedBlock, ...HEADERS.caching },
+      headers,
     },
   };
 }

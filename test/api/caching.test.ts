@@ -160,7 +160,7 @@ describe("CORS", () => {
     expect(response.status).toBe(200);
     expect(response.headers.get("access-control-allow-origin")).toBe(DASHBOARD);
     const exposed = response.headers.get("access-control-expose-headers") ?? "";
-    for (const header of ["x-indexed-block", "etag", "retry-after"]) {
+    for (const header of ["x-indexed-block", "x-as-of-block", "etag", "retry-after"]) {
       expect(exposed).toContain(header);
     }
   });

@@ -86,7 +86,7 @@ describe("over HTTP", () => {
     }
     const listing = document.paths["/v1/staking/citizens"]!.get!;
     const names = listing.parameters?.map((parameter) => parameter.name).sort();
-    expect(names).toEqual(["address", "cursor", "limit", "order", "sort", "type"]);
+    expect(names).toEqual(["address", "block", "cursor", "limit", "order", "sort", "type"]);
     const single = document.paths["/v1/staking/citizens/s1/{id}"]!.get!;
     expect(single.parameters).toContainEqual(expect.objectContaining({ name: "id", in: "path" }));
     const docs = await get("/docs", null);

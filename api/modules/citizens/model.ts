@@ -101,10 +101,29 @@ export const CitizenParams = t.Object({
   }),
 });
 
-export const CitizenQuery = t.Object({ address });
+/** `?block=N`: the answer as of a past block; the range check against the indexed one follows. */
+const block = t.Optional(
+  t.String({
+    pattern: "^[0-9]{1,78}$",
+    description:
+      "answer as the data stood after this block (a decimal block number from the first block with a staker event to the indexed block); the current data when absent",
+  }),
+);
+
+export const CitizenQuery = t.Object({ address, block });
+
+/** The response header that names the block an as-of answer reflects. */
+export const AS_OF_BLOCK_HEADER = "x-as-of-block";
+
+export const AsOfBlockHeader = t.String({
+  pattern: "^[0-9]+$",
+  description:
+    "with ?block=N: the block the answer reflects (N); X-Indexed-Block stays the current indexed block",
+});
 
 export const ListQuery = t.Object({
   address,
+  block,
   // Unions of literals, not t.UnionEnum: that one defaults to its first value, which would turn
   // an absent `type` into a filter nobody asked for.
   type: t.Optional(

@@ -1,26 +1,37 @@
 /**
  * Reads of staked citizens: one prepared statement per request, which also checks the request's
- * token and answers the indexed block and data version (one round trip).
+ * token and answers the indexed block and data version (one round trip). An as-of read (`at`)
+ * reads the same columns from `staked_citizens_at(block, wallet)` (migration 0005) instead of the
+ * table, and its statement also answers the available range and the finality boundary.
  */
-import { and, asc, desc, eq, type SQL, sql } from "drizzle-orm";
+import { and, asc, desc, eq, getTableColumns, type SQL, sql } from "drizzle-orm";
+import type { PgColumn } from "drizzle-orm/pg-core";
 import type { Database } from "../../../db/client.ts";
 import { type StakedCitizen, stakedCitizens } from "../../../db/schema.ts";
 import { indexedBlockSource } from "../../indexed-block.ts";
 import { fromDatabase } from "../../problems.ts";
 import { judgeToken, tokenSource } from "../auth/token.ts";
+import { blockParameter, type History, historySource } from "./history.ts";
 import type { CitizenType, Order, Sort } from "./model.ts";
 
 const SEASONS: Record<CitizenType, number> = { s1: 1, s2: 2 };
 
-/** The sort column, then the tie-breakers (type, then id): a total order over a wallet's rows. */
-const SORT_KEYS = {
-  id: [stakedCitizens.citizenId, stakedCitizens.season],
-  totalPoints: [stakedCitizens.totalPoints, stakedCitizens.season, stakedCitizens.citizenId],
-  endTime: [stakedCitizens.timelockEndTime, stakedCitizens.season, stakedCitizens.citizenId],
-} as const;
+/** The columns a listing sorts and filters by: the table's, or the as-of CTE's. */
+type Rows = Record<"citizenId" | "season" | "totalPoints" | "timelockEndTime", PgColumn>;
+
+/**
+ * The sort column, then the tie-breakers (type, then id): a total order over a wallet's rows,
+ * in the table or in the as-of CTE that has its columns.
+ */
+const sortKeys = (rows: Rows) =>
+  ({
+    id: [rows.citizenId, rows.season],
+    totalPoints: [rows.totalPoints, rows.season, rows.citizenId],
+    endTime: [rows.timelockEndTime, rows.season, rows.citizenId],
+  }) as const;
 
 export function sortKeyLength(sort: Sort): number {
-  return SORT_KEYS[sort].length;
+  return sortKeys(stakedCitizens)[sort].length;
 }
 
 export function sortKeyOf(row: StakedCitizen, sort: Sort): bigint[] {
@@ -43,6 +54,31 @@ export interface ListRequest {
 export function createCitizensService(db: Database) {
   const checkpoint = indexedBlockSource(db);
   const token = tokenSource(db);
+  const history = historySource(db);
+  /**
+   * The wallet's rows after the requested block, with the table's columns (so drizzle maps them
+   * as staked_citizens rows). The block goes to the function only when it is in the indexed
+   * range, judged against the same statement's checkpoint and history CTEs, so no row above the
+   * checkpoint is ever read; out of range the function gets null and returns nothing, and the
+   * caller answers 400 from the range.
+   */
+  const asOf = db.$with("as_of", getTableColumns(stakedCitizens)).as(
+    sql`select * from staked_citizens_at(
+      (select case when ${sql.placeholder("block")}::bigint
+          between ${history.firstBlock} and ${checkpoint.indexedBlock}
+        then ${sql.placeholder("block")}::bigint end
+       from ${checkpoint}, ${history}),
+      ${sql.placeholder("address")}::text)`,
+  );
+  // The CTE's columns under the table's keys (same names and decoders), each qualified by
+  // "as_of"; the proxy has no own keys to spread, hence the map over the table's.
+  const asOfRows = Object.fromEntries(
+    Object.keys(getTableColumns(stakedCitizens)).map((key) => [
+      key,
+      asOf[key as keyof typeof asOf._.selectedFields],
+    ]),
+  ) as typeof asOf._.selectedFields;
+  const historyFields = { firstBlock: history.firstBlock, finalizedBlock: history.finalizedBlock };
   const head = {
     indexedBlock: checkpoint.indexedBlock,
     version: checkpoint.version,
@@ -66,38 +102,113 @@ export function createCitizensService(db: Database) {
     )
     .prepare("staked_citizen");
 
+  const oneAt = db
+    .with(checkpoint, token, history, asOf)
+    .select({ ...head, ...historyFields, citizen: asOfRows })
+    .from(checkpoint)
+    .leftJoin(token, sql`true`)
+    .leftJoin(history, sql`true`)
+    .leftJoin(
+      asOf,
+      and(
+        eq(asOfRows.season, sql.placeholder("season")),
+        eq(asOfRows.citizenId, sql.placeholder("id")),
+      ),
+    )
+    .prepare("staked_citizen_at");
+
   // Keyset pagination: every key column runs the same direction, so "after the cursor" is a
   // single row comparison the (staker, key..., season, id) indexes can serve.
-  function prepareList(type: CitizenType | undefined, sort: Sort, order: Order, paged: boolean) {
-    const keys = SORT_KEYS[sort];
-    const conditions: SQL[] = [eq(stakedCitizens.staker, sql.placeholder("address"))];
-    if (type) conditions.push(eq(stakedCitizens.season, SEASONS[type]));
+  function pageConditions(
+    rows: Rows,
+    type: CitizenType | undefined,
+    sort: Sort,
+    order: Order,
+    paged: boolean,
+  ) {
+    const keys = sortKeys(rows)[sort];
+    const conditions: SQL[] = [];
+    if (type) conditions.push(eq(rows.season, SEASONS[type]));
     if (paged) {
       const bound = keys.map((_, index) => sql.placeholder(`k${index}`));
       conditions.push(
         sql`(${sql.join([...keys], sql`, `)}) ${order === "asc" ? sql`>` : sql`<`} (${sql.join(bound, sql`, `)})`,
       );
     }
+    return {
+      conditions,
+      orderBy: keys.map((column) => (order === "asc" ? asc(column) : desc(column))),
+      name: `staked_citizens_${type ?? "all"}_${sort}_${order}_${paged ? "after" : "first"}`,
+    };
+  }
+
+  function prepareList(type: CitizenType | undefined, sort: Sort, order: Order, paged: boolean) {
+    const page = pageConditions(stakedCitizens, type, sort, order, paged);
     return db
       .with(checkpoint, token)
       .select({ ...head, citizen: stakedCitizens })
       .from(checkpoint)
       .leftJoin(token, sql`true`)
-      .leftJoin(stakedCitizens, and(...conditions))
-      .orderBy(...keys.map((column) => (order === "asc" ? asc(column) : desc(column))))
+      .leftJoin(
+        stakedCitizens,
+        and(eq(stakedCitizens.staker, sql.placeholder("address")), ...page.conditions),
+      )
+      .orderBy(...page.orderBy)
       .limit(sql.placeholder("limit"))
-      .prepare(`staked_citizens_${type ?? "all"}_${sort}_${order}_${paged ? "after" : "first"}`);
+      .prepare(page.name);
   }
 
-  const lists = new Map<string, ReturnType<typeof prepareList>>();
-  function listStatement(type: CitizenType | undefined, sort: Sort, order: Order, paged: boolean) {
-    const name = `${type}:${sort}:${order}:${paged}`;
-    let statement = lists.get(name);
-    if (!statement) {
-      statement = prepareList(type, sort, order, paged);
-      lists.set(name, statement);
-    }
-    return statement;
+  function prepareListAt(type: CitizenType | undefined, sort: Sort, order: Order, paged: boolean) {
+    const page = pageConditions(asOfRows, type, sort, order, paged);
+    // The function already keeps the wallet's rows only.
+    return db
+      .with(checkpoint, token, history, asOf)
+      .select({ ...head, ...historyFields, citizen: asOfRows })
+      .from(checkpoint)
+      .leftJoin(token, sql`true`)
+      .leftJoin(history, sql`true`)
+      .leftJoin(asOf, and(sql`true`, ...page.conditions))
+      .orderBy(...page.orderBy)
+      .limit(sql.placeholder("limit"))
+      .prepare(`${page.name}_at`);
+  }
+
+  const memo = <T>(prepare: (...key: Parameters<typeof prepareList>) => T) => {
+    const statements = new Map<string, T>();
+    return (...key: Parameters<typeof prepareList>) => {
+      const name = key.join(":");
+      let statement = statements.get(name);
+      if (!statement) {
+        statement = prepare(...key);
+        statements.set(name, statement);
+      }
+      return statement;
+    };
+  };
+  const listStatement = memo(prepareList);
+  const listAtStatement = memo(prepareListAt);
+
+  const historyOf = (row: (History & { indexedBlock: bigint | null }) | undefined): History => ({
+    firstBlock: row?.firstBlock ?? null,
+    indexedBlock: row?.indexedBlock ?? null,
+    finalizedBlock: row?.finalizedBlock ?? null,
+  });
+
+  function listParams(tokenHash: string, request: ListRequest) {
+    const params: Record<string, unknown> = {
+      hash: tokenHash,
+      address: request.address,
+      limit: request.limit + 1,
+    };
+    request.after?.forEach((value, index) => {
+      params[`k${index}`] = value;
+    });
+    return params;
+  }
+
+  function page<Row extends { citizen: StakedCitizen | null }>(rows: Row[], limit: number) {
+    const citizens = rows.flatMap((row) => (row.citizen ? [row.citizen] : []));
+    return { citizens: citizens.slice(0, limit), more: citizens.length > limit };
   }
 
   return {
@@ -109,6 +220,27 @@ export function createCitizensService(db: Database) {
       return { token: judgeToken(row, tokenHash), citizen: row?.citizen ?? null };
     },
 
+    /**
+     * The token check, the available range (History), and the citizen if `address` had it
+     * staked after block `at` (when `at` is in the range).
+     */
+    async findAt(tokenHash: string, type: CitizenType, id: bigint, address: string, at: bigint) {
+      const [row] = await fromDatabase(
+        oneAt.execute({
+          hash: tokenHash,
+          season: SEASONS[type],
+          id: id.toString(),
+          address,
+          block: blockParameter(at),
+        }),
+      );
+      return {
+        token: judgeToken(row, tokenHash),
+        history: historyOf(row),
+        citizen: row?.citizen ?? null,
+      };
+    },
+
     /** The token check, up to `limit` citizens after the cursor key, and whether more follow. */
     async list(tokenHash: string, request: ListRequest) {
       const statement = listStatement(
@@ -117,20 +249,25 @@ export function createCitizensService(db: Database) {
         request.order,
         request.after !== undefined,
       );
-      const params: Record<string, unknown> = {
-        hash: tokenHash,
-        address: request.address,
-        limit: request.limit + 1,
-      };
-      request.after?.forEach((value, index) => {
-        params[`k${index}`] = value;
-      });
-      const rows = await fromDatabase(statement.execute(params));
-      const citizens = rows.flatMap((row) => (row.citizen ? [row.citizen] : []));
+      const rows = await fromDatabase(statement.execute(listParams(tokenHash, request)));
+      return { token: judgeToken(rows[0], tokenHash), ...page(rows, request.limit) };
+    },
+
+    /** As `list`, as of block `at`, with the available range (History). */
+    async listAt(tokenHash: string, request: ListRequest, at: bigint) {
+      const statement = listAtStatement(
+        request.type,
+        request.sort,
+        request.order,
+        request.after !== undefined,
+      );
+      const rows = await fromDatabase(
+        statement.execute({ ...listParams(tokenHash, request), block: blockParameter(at) }),
+      );
       return {
         token: judgeToken(rows[0], tokenHash),
-        citizens: citizens.slice(0, request.limit),
-        more: citizens.length > request.limit,
+        history: historyOf(rows[0]),
+        ...page(rows, request.limit),
       };
     },
   };
