@@ -21,6 +21,7 @@ import { docsModule } from "./modules/docs/index.ts";
 import { healthModule } from "./modules/health/index.ts";
 import { createHealthService } from "./modules/health/service.ts";
 import { metricsModule } from "./modules/metrics/index.ts";
+import { type StreamSettings, streamModule } from "./modules/stream/index.ts";
 import {
   ALLOWED_METHODS,
   BadParameter,
@@ -45,6 +46,8 @@ export interface ApiSettings {
   corsOrigins?: string[];
   /** Responses kept per instance for the current data version; 0 turns the cache off. */
   responseCacheEntries?: number;
+  /** Limits of the live stream (modules/stream); its defaults otherwise. */
+  stream?: Partial<StreamSettings>;
 }
 
 export interface AppDependencies {
@@ -152,6 +155,17 @@ export function createApp({
         admit,
         cache,
         images: { s1: settings.imageTemplateS1, s2: settings.imageTemplateS2 },
+      }),
+    )
+    .use(
+      streamModule({
+        db,
+        tokens,
+        admit,
+        images: { s1: settings.imageTemplateS1, s2: settings.imageTemplateS2 },
+        watchIndexedBlock,
+        settings: settings.stream,
+        log,
       }),
     );
 }
