@@ -84,6 +84,7 @@ export function streamModule({
     openPerToken.set(tokenId, (openPerToken.get(tokenId) ?? 0) + 1);
     let held: Holding = new Map();
     let started = false;
+    let lastSynced: bigint | undefined;
     let closed = false;
     let keepAlive: ReturnType<typeof setInterval> | undefined;
     let idle: ReturnType<typeof setTimeout> | undefined;
@@ -106,8 +107,7 @@ export function streamModule({
             if (closed || state.indexedBlock === null) return;
             const block = state.indexedBlock;
             let text = "";
-            const first = !started;
-            if (first) {
+            if (!started) {
               started = true;
               if (resumeAfter !== undefined && resumeAfter > block) {
                 // The client saw a block the chain no longer reaches (a reorg rolled it back):
@@ -121,9 +121,12 @@ export function streamModule({
             const now = render(state.citizens, images);
             text += differences(held, now, block);
             held = now;
-            if (text === "" && !first) return;
+            // A move without changes still sends `synced`: the client learns how fresh it is,
+            // and its Last-Event-ID keeps up, so a resume has less to compare.
+            if (text === "" && block === lastSynced) return;
             write(text + synced(block));
-            resetIdle();
+            lastSynced = block;
+            if (text !== "") resetIdle();
           },
         };
         close = () => {
