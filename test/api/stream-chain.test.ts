@@ -118,6 +118,7 @@ describe("the live stream follows the chain across instances", () => {
     expect(assemble(first.events)).toEqual(await listing());
     first.close();
     const resumeFrom = first.lastEventId!;
+    expect(resumeFrom).toMatch(/^[0-9]+-0x[0-9a-f]{64}$/);
 
     // While nobody listens: a deposit, a withdrawal (after the timelock) and a new stake.
     await actions.mine([actions.stakeBytes(WALLET, 2, 50_002n, 3n * BYTE)]);
@@ -156,5 +157,28 @@ describe("the live stream follows the chain across instances", () => {
     expect(assembled).toEqual(await listing());
     expect(await indexer.mismatches([WALLET])).toEqual([]);
     second.close();
+
+    // Away during a reorg that takes back a stake the client saw, while the chain grows past
+    // the client's block again: its block's hash no longer matches, so it starts over.
+    await actions.mine([actions.stake(WALLET, 1, 50_004n)]);
+    await actions.mine([]);
+    const third = await streamFrom(0, second.lastEventId);
+    await caughtUp(third);
+    expect(keysOf(third.events, "citizen")).toEqual(["s1:50004"]);
+    third.close();
+    const heldBefore = assemble(third.events, assembled);
+    expect(heldBefore.has("s1:50004")).toBe(true);
+    await actions.reorg(2);
+    await actions.mine([]);
+    await actions.mine([]);
+    await indexer.waitForHead();
+    const fourth = await streamFrom(1, third.lastEventId);
+    await caughtUp(fourth);
+    expect(fourth.events[0]?.event).toBe("reset");
+    const rebuilt = assemble(fourth.events, heldBefore);
+    expect(rebuilt.has("s1:50004")).toBe(false);
+    expect(rebuilt).toEqual(await listing());
+    expect(await indexer.mismatches([WALLET])).toEqual([]);
+    fourth.close();
   }, 60_000);
 });

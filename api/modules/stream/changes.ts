@@ -32,9 +32,26 @@ export function render(rows: StakedCitizen[], images: ImageTemplates): Holding {
 
 const event = (name: string, data: string) => `event: ${name}\ndata: ${data}\n\n`;
 
-/** The `synced` event that closes a batch and moves the client's Last-Event-ID to `block`. */
-export function synced(block: bigint): string {
-  return `event: synced\nid: ${block}\ndata: {"block":${block}}\n\n`;
+/**
+ * The `synced` event that closes a batch and moves the client's Last-Event-ID to
+ * `<block>-<hash>`: the hash lets a resume tell whether that block is still on the chain.
+ */
+export function synced(block: bigint, hash: string | null): string {
+  const id = hash === null ? `${block}` : `${block}-${hash}`;
+  return `event: synced\nid: ${id}\ndata: {"block":${block}}\n\n`;
+}
+
+/** A Last-Event-ID: the block, and its hash when the id came from a `synced` event. */
+export interface ResumePoint {
+  block: bigint;
+  hash?: string;
+}
+
+export const LAST_EVENT_ID = /^([0-9]{1,20})(?:-(0x[0-9a-f]{64}))?$/;
+
+export function parseLastEventId(id: string): ResumePoint {
+  const [, block, hash] = LAST_EVENT_ID.exec(id)!;
+  return hash === undefined ? { block: BigInt(block!) } : { block: BigInt(block!), hash };
 }
 
 export function reset(block: bigint): string {

@@ -13,7 +13,15 @@ import { type Admit, authentication } from "../auth/index.ts";
 import type { TokenService } from "../auth/token.ts";
 import { CITIZENS_PREFIX } from "../citizens/index.ts";
 import type { ImageTemplates } from "../citizens/record.ts";
-import { differences, type Holding, render, reset, synced } from "./changes.ts";
+import {
+  differences,
+  type Holding,
+  parseLastEventId,
+  type ResumePoint,
+  render,
+  reset,
+  synced,
+} from "./changes.ts";
 import { createHub, type Subscriber } from "./hub.ts";
 import { StreamEvent, StreamHeaders, StreamQuery } from "./model.ts";
 import { createStreamService, type WalletState } from "./service.ts";
@@ -80,11 +88,25 @@ export function streamModule({
   const closers = new Set<() => void>();
   const encoder = new TextEncoder();
 
-  function open(wallet: string, tokenId: number, resumeAfter: bigint | undefined): ReadableStream {
+  /**
+   * What the client holds, if it can be known: the wallet's rows after its block, when that block
+   * is still on the chain the tables hold (its hash matches, or it came bare). Undefined means the
+   * client must start over: its block is above the indexed block, or a reorg replaced it, or its
+   * hash is pruned (more than HASHES_KEPT blocks ago).
+   */
+  async function baseline(wallet: string, resume: ResumePoint, indexedBlock: bigint) {
+    if (resume.block > indexedBlock) return undefined;
+    if (resume.hash !== undefined && (await service.hashOf(resume.block)) !== resume.hash) {
+      return undefined;
+    }
+    return render(await service.at(wallet, resume.block), images);
+  }
+
+  function open(wallet: string, tokenId: number, resume: ResumePoint | undefined): ReadableStream {
     openPerToken.set(tokenId, (openPerToken.get(tokenId) ?? 0) + 1);
     let held: Holding = new Map();
     let started = false;
-    let lastSynced: bigint | undefined;
+    let lastSynced: string | undefined;
     let closed = false;
     let keepAlive: ReturnType<typeof setInterval> | undefined;
     let idle: ReturnType<typeof setTimeout> | undefined;
@@ -109,13 +131,11 @@ export function streamModule({
             let text = "";
             if (!started) {
               started = true;
-              if (resumeAfter !== undefined && resumeAfter > block) {
-                // The client saw a block the chain no longer reaches (a reorg rolled it back):
-                // what it holds cannot be reconstructed, so it starts over.
-                text += reset(block);
-              } else if (resumeAfter !== undefined) {
-                held = render(await service.at(wallet, resumeAfter), images);
+              if (resume !== undefined) {
+                const known = await baseline(wallet, resume, block);
                 if (closed) return;
+                if (known === undefined) text += reset(block);
+                else held = known;
               }
             }
             const now = render(state.citizens, images);
@@ -123,9 +143,10 @@ export function streamModule({
             held = now;
             // A move without changes still sends `synced`: the client learns how fresh it is,
             // and its Last-Event-ID keeps up, so a resume has less to compare.
-            if (text === "" && block === lastSynced) return;
-            write(text + synced(block));
-            lastSynced = block;
+            const closing = synced(block, state.blockHash);
+            if (text === "" && closing === lastSynced) return;
+            write(text + closing);
+            lastSynced = closing;
             if (text !== "") resetIdle();
           },
         };
@@ -175,7 +196,7 @@ export function streamModule({
         const body = open(
           query.address.toLowerCase(),
           check.tokenId,
-          lastEventId === undefined ? undefined : BigInt(lastEventId),
+          lastEventId === undefined ? undefined : parseLastEventId(lastEventId),
         );
         request.signal.addEventListener("abort", () => void body.cancel().catch(() => {}));
         // The server's idle timeout would cut a quiet stream; the keep-alive paces it instead.

@@ -10,8 +10,9 @@ export const StreamQuery = CitizenQuery;
 export const StreamHeaders = t.Object({
   "last-event-id": t.Optional(
     t.String({
-      pattern: "^[0-9]{1,20}$",
-      description: "the id of the last `synced` event received: a block number",
+      pattern: "^[0-9]{1,20}(-0x[0-9a-f]{64})?$",
+      description:
+        "the id of the last `synced` event received (<block>-<block hash>), or a bare block number read as that block of the current chain",
     }),
   ),
 });
