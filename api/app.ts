@@ -160,6 +160,8 @@ export function createApp({
     .use(
       streamModule({
         db,
+        redis,
+        keyPrefix: settings.keyPrefix,
         tokens,
         admit,
         images: { s1: settings.imageTemplateS1, s2: settings.imageTemplateS2 },

@@ -8,10 +8,19 @@ describe("the live stream's requests", () => {
   let api: Awaited<ReturnType<typeof createApiHarness>>;
   let server: ReturnType<Awaited<ReturnType<typeof createApiHarness>>["app"]["listen"]>;
   let base: string;
+  /** A second instance on the same database and Redis prefix. */
+  let other: Awaited<ReturnType<typeof createApiHarness>>;
+  let otherServer: ReturnType<Awaited<ReturnType<typeof createApiHarness>>["app"]["listen"]>;
+  let otherBase: string;
   const opened: StreamClient[] = [];
 
-  const stream = async (query: string, headers: Record<string, string> = {}, token = api.token) => {
-    const client = await openStream(`${base}/v1/staking/citizens/stream${query}`, {
+  const stream = async (
+    query: string,
+    headers: Record<string, string> = {},
+    token = api.token,
+    at = base,
+  ) => {
+    const client = await openStream(`${at}/v1/staking/citizens/stream${query}`, {
       authorization: `Bearer ${token}`,
       ...headers,
     });
@@ -28,11 +37,19 @@ describe("the live stream's requests", () => {
     ]);
     server = api.app.listen({ hostname: "127.0.0.1", port: 0 });
     base = `http://127.0.0.1:${server.server?.port}`;
+    other = await createApiHarness({
+      databaseUrl: api.databaseUrl,
+      settings: { keyPrefix: api.redisPrefix, stream: { maxPerToken: 2 } },
+    });
+    otherServer = other.app.listen({ hostname: "127.0.0.1", port: 0 });
+    otherBase = `http://127.0.0.1:${otherServer.server?.port}`;
   });
 
   afterAll(async () => {
     for (const client of opened) client.close();
     await server?.stop(true);
+    await otherServer?.stop(true);
+    await other?.close();
     await api?.close();
   });
 
@@ -80,11 +97,15 @@ describe("the live stream's requests", () => {
     client.close();
   });
 
-  test("a token holding its limit of streams gets 429 until one closes", async () => {
+  test("a token holding its limit of streams, on any instance, gets 429 until one closes", async () => {
     const first = await stream(`?address=${STAKER}`);
-    const second = await stream(`?address=${STAKER}`);
+    const second = await stream(`?address=${STAKER}`, {}, api.token, otherBase);
     const third = await stream(`?address=${STAKER}`);
-    expect([first.status, second.status, third.status]).toEqual([200, 200, 429]);
+    const fourth = await stream(`?address=${STAKER}`, {}, api.token, otherBase);
+    expect([first.status, second.status, third.status, fourth.status]).toEqual([
+      200, 200, 429, 429,
+    ]);
+    expect(third.headers.get("content-type")).toBe("application/problem+json");
     expect(third.headers.get("retry-after")).toBe("1");
     const other = await createToken(api.db, "other");
     const otherToken = await stream(`?address=${STAKER}`, {}, other.token);

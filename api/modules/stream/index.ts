@@ -4,6 +4,7 @@
  * the other citizen endpoints (401, 400, 429 as problem+json) before the stream starts.
  */
 import { Elysia, type TSchema } from "elysia";
+import type Redis from "ioredis";
 import type { Logger } from "pino";
 import type { Database } from "../../../db/client.ts";
 import { INDEXED_BLOCK_HEADER } from "../../indexed-block.ts";
@@ -25,9 +26,10 @@ import {
 import { createHub, type Subscriber } from "./hub.ts";
 import { StreamEvent, StreamHeaders, StreamQuery } from "./model.ts";
 import { createStreamService, type WalletState } from "./service.ts";
+import { createStreamSlots, type Slot } from "./slots.ts";
 
 export interface StreamSettings {
-  /** Open streams one token may hold on one instance; one more is 429. */
+  /** Open streams one token may hold across all instances; one more is 429. */
   maxPerToken: number;
   /** A comment line this often keeps proxies and the client from timing the connection out. */
   keepAliveMs: number;
@@ -63,6 +65,9 @@ export class TooManyStreams extends Problem {
 
 export interface StreamDependencies {
   db: Database;
+  /** Holds the leases of the per-token bound, under `keyPrefix`. */
+  redis: Redis;
+  keyPrefix: string;
   tokens: TokenService;
   admit: Admit;
   images: ImageTemplates;
@@ -73,6 +78,8 @@ export interface StreamDependencies {
 
 export function streamModule({
   db,
+  redis,
+  keyPrefix,
   tokens,
   admit,
   images,
@@ -84,7 +91,7 @@ export function streamModule({
   const service = createStreamService(db);
   const hub = createHub({ service, log });
   watchIndexedBlock?.(() => hub.moved());
-  const openPerToken = new Map<number, number>();
+  const slots = createStreamSlots({ redis, keyPrefix, maxPerToken: limits.maxPerToken, log });
   const closers = new Set<() => void>();
   const encoder = new TextEncoder();
 
@@ -102,8 +109,7 @@ export function streamModule({
     return render(await service.at(wallet, resume.block), images);
   }
 
-  function open(wallet: string, tokenId: number, resume: ResumePoint | undefined): ReadableStream {
-    openPerToken.set(tokenId, (openPerToken.get(tokenId) ?? 0) + 1);
+  function open(wallet: string, slot: Slot, resume: ResumePoint | undefined): ReadableStream {
     let held: Holding = new Map();
     let started = false;
     let lastSynced: string | undefined;
@@ -157,9 +163,7 @@ export function streamModule({
           clearTimeout(idle);
           hub.unsubscribe(subscriber);
           closers.delete(close);
-          const count = (openPerToken.get(tokenId) ?? 1) - 1;
-          if (count === 0) openPerToken.delete(tokenId);
-          else openPerToken.set(tokenId, count);
+          slot.release();
           try {
             controller.close();
           } catch {
@@ -189,13 +193,14 @@ export function streamModule({
         const check = await tokens.check(tokenHash);
         admit(check, set);
         if (check.status !== "valid") return;
-        if ((openPerToken.get(check.tokenId) ?? 0) >= limits.maxPerToken) {
+        const slot = await slots.acquire(check.tokenId);
+        if (slot === undefined) {
           throw new TooManyStreams(limits.maxPerToken, Math.ceil(RECONNECT_MS / 1000));
         }
         const lastEventId = headers["last-event-id"];
         const body = open(
           query.address.toLowerCase(),
-          check.tokenId,
+          slot,
           lastEventId === undefined ? undefined : parseLastEventId(lastEventId),
         );
         request.signal.addEventListener("abort", () => void body.cancel().catch(() => {}));
