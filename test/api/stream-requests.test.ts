@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import Ajv from "ajv";
 import { createToken } from "../../db/tokens.ts";
 import { assemble, openStream, type StreamClient } from "./stream-client.ts";
 import { createApiHarness, STAKER } from "./support.ts";
@@ -138,6 +139,27 @@ describe("the live stream's requests", () => {
         .filter((event) => event.event === "citizen")
         .map((event) => (event.data as { citizen: { id: string } }).citizen.id),
     ).toEqual(["9"]);
+    client.close();
+  });
+
+  test("the OpenAPI document declares the stream as text/event-stream, and every event fits its shapes", async () => {
+    type Operation = {
+      responses: Record<string, { content?: Record<string, { schema: object }> }>;
+    };
+    const document = (await (await api.request("/openapi.json")).json()) as {
+      paths: Record<string, { get: Operation }>;
+    };
+    const operation = document.paths["/v1/staking/citizens/stream"]!.get;
+    const schema = operation.responses["200"]?.content?.["text/event-stream"]?.schema;
+    expect(schema).toBeDefined();
+    expect(Object.keys(operation.responses).sort()).toEqual(["200", "400", "401", "429", "503"]);
+    const check = new Ajv({ strict: false, allErrors: true }).compile(schema!);
+    const client = await stream(`?address=${STAKER}`, { "last-event-id": "150" });
+    await client.until((events) => events.some((event) => event.event === "synced"));
+    expect(new Set(client.events.map((event) => event.event))).toEqual(
+      new Set(["reset", "citizen", "synced"]),
+    );
+    for (const event of client.events) expect(check(event.data) ? [] : check.errors).toEqual([]);
     client.close();
   });
 
