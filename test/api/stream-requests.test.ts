@@ -40,7 +40,7 @@ describe("the live stream's requests", () => {
     base = `http://127.0.0.1:${server.server?.port}`;
     other = await createApiHarness({
       databaseUrl: api.databaseUrl,
-      settings: { keyPrefix: api.redisPrefix, stream: { maxPerToken: 2 } },
+      settings: { keyPrefix: api.redisPrefix, stream: { maxPerToken: 2, idleMs: 400 } },
     });
     otherServer = other.app.listen({ hostname: "127.0.0.1", port: 0 });
     otherBase = `http://127.0.0.1:${otherServer.server?.port}`;
@@ -140,6 +140,15 @@ describe("the live stream's requests", () => {
         .map((event) => (event.data as { citizen: { id: string } }).citizen.id),
     ).toEqual(["9"]);
     client.close();
+  });
+
+  test("a stream with no change for the idle time is closed cleanly (the client resumes)", async () => {
+    const client = await stream(`?address=${STAKER}`, {}, api.token, otherBase);
+    expect(client.status).toBe(200);
+    const deadline = Date.now() + 5_000;
+    while (!client.ended && Date.now() < deadline) await Bun.sleep(20);
+    expect(client.ended).toBe(true);
+    expect(client.events.at(-1)?.event).toBe("synced");
   });
 
   test("the OpenAPI document declares the stream as text/event-stream, and every event fits its shapes", async () => {
