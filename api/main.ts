@@ -88,6 +88,8 @@ log.info({ host: config.api.host, port: app.server?.port }, "listening");
 
 closeOnSignal(
   async () => {
+    // Streams never finish by themselves; a graceful stop would wait for them.
+    app.decorator.closeStreams();
     await app.stop();
     await connections.close();
   },

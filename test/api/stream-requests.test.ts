@@ -151,6 +151,15 @@ describe("the live stream's requests", () => {
     expect(client.events.at(-1)?.event).toBe("synced");
   });
 
+  test("closeStreams ends every open stream, so a graceful stop does not wait for them", async () => {
+    const client = await stream(`?address=${STAKER}`, {}, api.token, otherBase);
+    await client.until((events) => events.some((event) => event.event === "synced"));
+    other.app.decorator.closeStreams();
+    const deadline = Date.now() + 5_000;
+    while (!client.ended && Date.now() < deadline) await Bun.sleep(20);
+    expect(client.ended).toBe(true);
+  });
+
   test("the OpenAPI document declares the stream as text/event-stream, and every event fits its shapes", async () => {
     type Operation = {
       responses: Record<string, { content?: Record<string, { schema: object }> }>;

@@ -94,6 +94,9 @@ export function streamModule({
   const slots = createStreamSlots({ redis, keyPrefix, maxPerToken: limits.maxPerToken, log });
   const closers = new Set<() => void>();
   const encoder = new TextEncoder();
+  const closeAll = () => {
+    for (const close of [...closers]) close();
+  };
 
   /**
    * What the client holds, if it can be known: the wallet's rows after its block, when that block
@@ -109,7 +112,8 @@ export function streamModule({
     return render(await service.at(wallet, resume.block), images);
   }
 
-  function open(wallet: string, slot: Slot, resume: ResumePoint | undefined): ReadableStream {
+  /** The stream's body, and a way to end it (the client went away). */
+  function open(wallet: string, slot: Slot, resume: ResumePoint | undefined) {
     let held: Holding = new Map();
     let started = false;
     let lastSynced: string | undefined;
@@ -118,7 +122,7 @@ export function streamModule({
     let idle: ReturnType<typeof setTimeout> | undefined;
     let close = () => {};
 
-    return new ReadableStream<Uint8Array>({
+    const body = new ReadableStream<Uint8Array>({
       start(controller) {
         const write = (text: string) => {
           if (closed) return;
@@ -180,63 +184,70 @@ export function streamModule({
         close();
       },
     });
+    return { body, close: () => close() };
   }
 
-  return new Elysia({ prefix: CITIZENS_PREFIX })
-    .use(authentication())
-    .onStop(() => {
-      for (const close of [...closers]) close();
-    })
-    .get(
-      "/stream",
-      async ({ query, headers, request, set, tokenHash, server }) => {
-        const check = await tokens.check(tokenHash);
-        admit(check, set);
-        if (check.status !== "valid") return;
-        const slot = await slots.acquire(check.tokenId);
-        if (slot === undefined) {
-          throw new TooManyStreams(limits.maxPerToken, Math.ceil(RECONNECT_MS / 1000));
-        }
-        const lastEventId = headers["last-event-id"];
-        const body = open(
-          query.address.toLowerCase(),
-          slot,
-          lastEventId === undefined ? undefined : parseLastEventId(lastEventId),
-        );
-        request.signal.addEventListener("abort", () => void body.cancel().catch(() => {}));
-        // The server's idle timeout would cut a quiet stream; the keep-alive paces it instead.
-        server?.timeout(request, 0);
-        return new Response(body, {
-          headers: {
-            "content-type": "text/event-stream; charset=utf-8",
-            "cache-control": "no-store",
-            // Proxies such as nginx would otherwise buffer the events.
-            "x-accel-buffering": "no",
-            ...(check.indexedBlock === null
-              ? {}
-              : { [INDEXED_BLOCK_HEADER]: check.indexedBlock.toString() }),
-          },
-        });
-      },
-      {
-        query: StreamQuery,
-        headers: StreamHeaders,
-        detail: {
-          summary: "Live changes to the citizens an address has staked (Server-Sent Events)",
-          description: STREAM_DESCRIPTION,
-          tags: ["citizens"],
-          security: [{ bearer: [] }],
-          responses: {
-            200: {
-              description:
-                "an event stream; each event's data is one of the shapes below, named by its `event:` field",
-              content: { "text/event-stream": { schema: StreamEvent as TSchema } },
+  return (
+    new Elysia({ prefix: CITIZENS_PREFIX })
+      .use(authentication())
+      /**
+       * Ends every open stream (clients reconnect elsewhere with their Last-Event-ID). A graceful
+       * app.stop() waits for open requests before its onStop hooks run, so the process calls this
+       * first (api/main.ts); the onStop hook covers stop(true).
+       */
+      .decorate("closeStreams", closeAll)
+      .onStop(closeAll)
+      .get(
+        "/stream",
+        async ({ query, headers, request, set, tokenHash, server }) => {
+          const check = await tokens.check(tokenHash);
+          admit(check, set);
+          if (check.status !== "valid") return;
+          const slot = await slots.acquire(check.tokenId);
+          if (slot === undefined) {
+            throw new TooManyStreams(limits.maxPerToken, Math.ceil(RECONNECT_MS / 1000));
+          }
+          const lastEventId = headers["last-event-id"];
+          const { body, close } = open(
+            query.address.toLowerCase(),
+            slot,
+            lastEventId === undefined ? undefined : parseLastEventId(lastEventId),
+          );
+          request.signal.addEventListener("abort", close);
+          // The server's idle timeout would cut a quiet stream; the keep-alive paces it instead.
+          server?.timeout(request, 0);
+          return new Response(body, {
+            headers: {
+              "content-type": "text/event-stream; charset=utf-8",
+              "cache-control": "no-store",
+              // Proxies such as nginx would otherwise buffer the events.
+              "x-accel-buffering": "no",
+              ...(check.indexedBlock === null
+                ? {}
+                : { [INDEXED_BLOCK_HEADER]: check.indexedBlock.toString() }),
             },
-            ...problemResponses(400, 401, 429, 503),
+          });
+        },
+        {
+          query: StreamQuery,
+          headers: StreamHeaders,
+          detail: {
+            summary: "Live changes to the citizens an address has staked (Server-Sent Events)",
+            description: STREAM_DESCRIPTION,
+            tags: ["citizens"],
+            security: [{ bearer: [] }],
+            responses: {
+              200: {
+                description:
+                  "an event stream; each event's data is one of the shapes below, named by its `event:` field",
+                content: { "text/event-stream": { schema: StreamEvent as TSchema } },
+              },
+              ...problemResponses(400, 401, 429, 503),
+            },
           },
         },
-      },
-    );
+      )
+  );
 }
 
 const STREAM_DESCRIPTION = `Server-Sent Events. Without Last-Event-ID the stream starts with one \`citizen\` event per citizen the address has staked, then \`synced\`. After that, each indexed block that changes the address's citizens sends a batch: \`citizen\` (the full new record, as GET /s1/{id} or /s2/{id} serves it) for a stake, a BYTES deposit or any changed number; \`removed\` (type and id) for a withdrawal or a stake a reorg took back; and a closing \`synced\` whose \`id\` is the block. Only \`synced\` carries an id, so Last-Event-ID always names a block whose batch was received whole: reconnecting with it sends exactly the changes since that block. After a reorg the corrections come as an ordinary batch whose id is the new, lower indexed block. A Last-Event-ID above the indexed block (a block a reorg took back) gets \`reset\` and the full current set. Comment lines (\`: keep-alive\`) keep the connection open; a stream with no change for a while is closed and the client resumes.`;
