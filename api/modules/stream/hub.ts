@@ -13,7 +13,10 @@ import type { StreamService, WalletState } from "./service.ts";
 export interface Subscriber {
   /** Lowercase. */
   wallet: string;
-  /** Called with each fresh read of the wallet, in order; must not throw. */
+  /**
+   * Called with each fresh read of the wallet, in order. A throw (a read of its own that failed)
+   * makes the hub read the wallet again a second later.
+   */
   deliver(state: WalletState): Promise<void>;
 }
 
@@ -40,15 +43,20 @@ export function createHub({ service, log }: { service: StreamService; log: Logge
     let failed = false;
     do {
       wallet.again = false;
-      try {
-        const state = await service.now(address);
-        for (const subscriber of [...wallet.subscribers]) await subscriber.deliver(state);
-      } catch (error) {
+      const warn = (error: unknown) => {
         failed = true;
         log.warn(
           { err: error instanceof Error ? error.message : String(error) },
           "stream read failed",
         );
+      };
+      try {
+        const state = await service.now(address);
+        for (const subscriber of [...wallet.subscribers]) {
+          await subscriber.deliver(state).catch(warn);
+        }
+      } catch (error) {
+        warn(error);
       }
     } while (wallet.again && !failed && wallet.subscribers.size > 0);
     wallet.reading = false;

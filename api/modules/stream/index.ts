@@ -126,7 +126,13 @@ export function streamModule({
       start(controller) {
         const write = (text: string) => {
           if (closed) return;
-          controller.enqueue(encoder.encode(text));
+          try {
+            controller.enqueue(encoder.encode(text));
+          } catch {
+            // The client cancelled the stream between two writes.
+            close();
+            return;
+          }
           if ((controller.desiredSize ?? 0) < -MAX_UNREAD) close();
         };
         const resetIdle = () => {
@@ -140,13 +146,15 @@ export function streamModule({
             const block = state.indexedBlock;
             let text = "";
             if (!started) {
-              started = true;
+              // A failed baseline read throws to the hub, which tries again later; only then
+              // does the stream count as started.
               if (resume !== undefined) {
                 const known = await baseline(wallet, resume, block);
                 if (closed) return;
                 if (known === undefined) text += reset(block);
                 else held = known;
               }
+              started = true;
             }
             const now = render(state.citizens, images);
             text += differences(held, now, block);
