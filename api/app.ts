@@ -112,7 +112,8 @@ export function createApp({
         : cors({
             origin: corsOrigins,
             methods: ["GET", "HEAD", "OPTIONS"],
-            allowedHeaders: ["authorization", "if-none-match"],
+            // last-event-id: a browser dashboard resuming the live stream (modules/stream).
+            allowedHeaders: ["authorization", "if-none-match", "last-event-id"],
             exposeHeaders: [INDEXED_BLOCK_HEADER, "etag", "retry-after", "www-authenticate"],
             credentials: false,
             maxAge: 600,
