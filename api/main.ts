@@ -69,6 +69,13 @@ const app = createApp({
     imageTemplateS2: config.api.imageTemplateS2,
     corsOrigins: config.api.corsOrigins,
     responseCacheEntries: config.api.responseCacheEntries,
+    stream: {
+      maxPerToken: config.api.streamsPerToken,
+      idleMs:
+        config.api.streamIdleSeconds === undefined
+          ? undefined
+          : config.api.streamIdleSeconds * 1000,
+    },
   },
 });
 try {

@@ -87,7 +87,11 @@ export function streamModule({
   settings,
   log,
 }: StreamDependencies) {
-  const limits = { ...DEFAULT_STREAM_SETTINGS, ...settings };
+  // A setting left undefined (its variable unset) keeps the default.
+  const limits = { ...DEFAULT_STREAM_SETTINGS };
+  for (const [name, value] of Object.entries(settings ?? {}) as [keyof StreamSettings, number][]) {
+    if (value !== undefined) limits[name] = value;
+  }
   const service = createStreamService(db);
   const hub = createHub({ service, log });
   watchIndexedBlock?.(() => hub.moved());
