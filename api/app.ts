@@ -22,6 +22,7 @@ import { docsModule } from "./modules/docs/index.ts";
 import { healthModule } from "./modules/health/index.ts";
 import { createHealthService } from "./modules/health/service.ts";
 import { metricsModule } from "./modules/metrics/index.ts";
+import { type StreamSettings, streamModule } from "./modules/stream/index.ts";
 import {
   ALLOWED_METHODS,
   BadParameter,
@@ -46,6 +47,8 @@ export interface ApiSettings {
   corsOrigins?: string[];
   /** Responses kept per instance for the current data version; 0 turns the cache off. */
   responseCacheEntries?: number;
+  /** Limits of the live stream (modules/stream); its defaults otherwise. */
+  stream?: Partial<StreamSettings>;
 }
 
 export interface AppDependencies {
@@ -110,7 +113,8 @@ export function createApp({
         : cors({
             origin: corsOrigins,
             methods: ["GET", "HEAD", "OPTIONS"],
-            allowedHeaders: ["authorization", "if-none-match"],
+            // last-event-id: a browser dashboard resuming the live stream (modules/stream).
+            allowedHeaders: ["authorization", "if-none-match", "last-event-id"],
             exposeHeaders: [
               INDEXED_BLOCK_HEADER,
               AS_OF_BLOCK_HEADER,
@@ -159,6 +163,19 @@ export function createApp({
         admit,
         cache,
         images: { s1: settings.imageTemplateS1, s2: settings.imageTemplateS2 },
+      }),
+    )
+    .use(
+      streamModule({
+        db,
+        redis,
+        keyPrefix: settings.keyPrefix,
+        tokens,
+        admit,
+        images: { s1: settings.imageTemplateS1, s2: settings.imageTemplateS2 },
+        watchIndexedBlock,
+        settings: settings.stream,
+        log,
       }),
     );
 }

@@ -69,6 +69,13 @@ const app = createApp({
     imageTemplateS2: config.api.imageTemplateS2,
     corsOrigins: config.api.corsOrigins,
     responseCacheEntries: config.api.responseCacheEntries,
+    stream: {
+      maxPerToken: config.api.streamsPerToken,
+      idleMs:
+        config.api.streamIdleSeconds === undefined
+          ? undefined
+          : config.api.streamIdleSeconds * 1000,
+    },
   },
 });
 try {
@@ -88,6 +95,8 @@ log.info({ host: config.api.host, port: app.server?.port }, "listening");
 
 closeOnSignal(
   async () => {
+    // Streams never finish by themselves; a graceful stop would wait for them.
+    app.decorator.closeStreams();
     await app.stop();
     await connections.close();
   },

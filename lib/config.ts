@@ -194,6 +194,9 @@ function load() {
       /** Origins a browser dashboard may call the API from; CORS is off when empty. */
       corsOrigins: origins("CORS_ORIGINS"),
       rateLimitPerMinute: integer("RATE_LIMIT_PER_MINUTE", 6_000, 1),
+      /** The live stream's bounds; unset, the stream module's defaults hold. */
+      streamsPerToken: optionalInteger("STREAMS_PER_TOKEN", 1, 10_000),
+      streamIdleSeconds: optionalInteger("STREAM_IDLE_SECONDS", 1, 86_400),
       readyMaxLagBlocks: integer("READY_MAX_LAG_BLOCKS", 5),
       imageTemplateS1: optionalText("IMAGE_URL_TEMPLATE_S1"),
       imageTemplateS2: optionalText("IMAGE_URL_TEMPLATE_S2"),

@@ -170,18 +170,19 @@ describe("CORS", () => {
     expect(response.headers.get("access-control-allow-origin")).toBeNull();
   });
 
-  test("a preflight from a listed origin may send Authorization and If-None-Match", async () => {
+  test("a preflight from a listed origin may send Authorization, If-None-Match and Last-Event-ID", async () => {
     const response = await fetch(`${base}${single}`, {
       method: "OPTIONS",
       headers: {
         origin: DASHBOARD,
         "access-control-request-method": "GET",
-        "access-control-request-headers": "authorization, if-none-match",
+        "access-control-request-headers": "authorization, if-none-match, last-event-id",
       },
     });
     expect(response.status).toBe(204);
     expect(response.headers.get("access-control-allow-origin")).toBe(DASHBOARD);
     expect(response.headers.get("access-control-allow-headers")).toContain("authorization");
+    expect(response.headers.get("access-control-allow-headers")).toContain("last-event-id");
     expect(response.headers.get("access-control-allow-methods")).toContain("GET");
   });
 

@@ -1,0 +1,265 @@
+/**
+ * GET /v1/staking/citizens/stream?address=…: Server-Sent Events with every change to the
+ * citizens an address has staked, as the indexer reaches each block. The request is judged like
+ * the other citizen endpoints (401, 400, 429 as problem+json) before the stream starts.
+ */
+import { Elysia, type TSchema } from "elysia";
+import type Redis from "ioredis";
+import type { Logger } from "pino";
+import type { Database } from "../../../db/client.ts";
+import { INDEXED_BLOCK_HEADER } from "../../indexed-block.ts";
+import { problemResponses } from "../../openapi.ts";
+import { Problem } from "../../problems.ts";
+import { type Admit, authentication } from "../auth/index.ts";
+import type { TokenService } from "../auth/token.ts";
+import { CITIZENS_PREFIX } from "../citizens/index.ts";
+import type { ImageTemplates } from "../citizens/record.ts";
+import {
+  differences,
+  type Holding,
+  parseLastEventId,
+  type ResumePoint,
+  render,
+  reset,
+  synced,
+} from "./changes.ts";
+import { createHub, type Subscriber } from "./hub.ts";
+import { StreamEvent, StreamHeaders, StreamQuery } from "./model.ts";
+import { createStreamService, type WalletState } from "./service.ts";
+import { createStreamSlots, type Slot } from "./slots.ts";
+
+export interface StreamSettings {
+  /** Open streams one token may hold across all instances; one more is 429. */
+  maxPerToken: number;
+  /** A comment line this often keeps proxies and the client from timing the connection out. */
+  keepAliveMs: number;
+  /**
+   * A stream that sent no change for this long is closed; the client reconnects with
+   * Last-Event-ID (losing nothing), which also checks its token again.
+   */
+  idleMs: number;
+}
+
+export const DEFAULT_STREAM_SETTINGS: StreamSettings = {
+  maxPerToken: 5,
+  keepAliveMs: 15_000,
+  idleMs: 600_000,
+};
+
+/** Milliseconds a client waits before reconnecting (the SSE `retry` field). */
+const RECONNECT_MS = 1_000;
+/** Chunks a client may leave unread before its stream is closed (it resumes when it catches up). */
+const MAX_UNREAD = 1_000;
+
+/** One token holds as many streams as it may; another one is refused. */
+export class TooManyStreams extends Problem {
+  override name = "TooManyStreams";
+  readonly status = 429;
+  readonly title = "Too many streams";
+  readonly slug = "too-many-streams";
+  constructor(limit: number, retryAfterSeconds: number) {
+    super(`this token may hold ${limit} open streams; close one first`);
+    this.headers["retry-after"] = String(retryAfterSeconds);
+  }
+}
+
+export interface StreamDependencies {
+  db: Database;
+  /** Holds the leases of the per-token bound, under `keyPrefix`. */
+  redis: Redis;
+  keyPrefix: string;
+  tokens: TokenService;
+  admit: Admit;
+  images: ImageTemplates;
+  watchIndexedBlock?: (onMove: () => void) => void;
+  settings?: Partial<StreamSettings>;
+  log: Logger;
+}
+
+export function streamModule({
+  db,
+  redis,
+  keyPrefix,
+  tokens,
+  admit,
+  images,
+  watchIndexedBlock,
+  settings,
+  log,
+}: StreamDependencies) {
+  // A setting left undefined (its variable unset) keeps the default.
+  const limits = { ...DEFAULT_STREAM_SETTINGS };
+  for (const [name, value] of Object.entries(settings ?? {}) as [keyof StreamSettings, number][]) {
+    if (value !== undefined) limits[name] = value;
+  }
+  const service = createStreamService(db);
+  const hub = createHub({ service, log });
+  watchIndexedBlock?.(() => hub.moved());
+  const slots = createStreamSlots({ redis, keyPrefix, maxPerToken: limits.maxPerToken, log });
+  const closers = new Set<() => void>();
+  const encoder = new TextEncoder();
+  const closeAll = () => {
+    for (const close of [...closers]) close();
+  };
+
+  /**
+   * What the client holds, if it can be known: the wallet's rows after its block, when that block
+   * is still on the chain the tables hold (its hash matches, or it came bare). Undefined means the
+   * client must start over: its block is above the indexed block, or a reorg replaced it, or its
+   * hash is pruned (more than HASHES_KEPT blocks ago).
+   */
+  async function baseline(wallet: string, resume: ResumePoint, indexedBlock: bigint) {
+    if (resume.block > indexedBlock) return undefined;
+    if (resume.hash !== undefined && (await service.hashOf(resume.block)) !== resume.hash) {
+      return undefined;
+    }
+    return render(await service.at(wallet, resume.block), images);
+  }
+
+  /** The stream's body, and a way to end it (the client went away). */
+  function open(wallet: string, slot: Slot, resume: ResumePoint | undefined) {
+    let held: Holding = new Map();
+    let started = false;
+    let lastSynced: string | undefined;
+    let closed = false;
+    let keepAlive: ReturnType<typeof setInterval> | undefined;
+    let idle: ReturnType<typeof setTimeout> | undefined;
+    let close = () => {};
+
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        const write = (text: string) => {
+          if (closed) return;
+          try {
+            controller.enqueue(encoder.encode(text));
+          } catch {
+            // The client cancelled the stream between two writes.
+            close();
+            return;
+          }
+          if ((controller.desiredSize ?? 0) < -MAX_UNREAD) close();
+        };
+        const resetIdle = () => {
+          clearTimeout(idle);
+          idle = setTimeout(() => close(), limits.idleMs);
+        };
+        const subscriber: Subscriber = {
+          wallet,
+          async deliver(state: WalletState) {
+            if (closed || state.indexedBlock === null) return;
+            const block = state.indexedBlock;
+            let text = "";
+            if (!started) {
+              // A failed baseline read throws to the hub, which tries again later; only then
+              // does the stream count as started.
+              if (resume !== undefined) {
+                const known = await baseline(wallet, resume, block);
+                if (closed) return;
+                if (known === undefined) text += reset(block);
+                else held = known;
+              }
+              started = true;
+            }
+            const now = render(state.citizens, images);
+            text += differences(held, now, block);
+            held = now;
+            // A move without changes still sends `synced`: the client learns how fresh it is,
+            // and its Last-Event-ID keeps up, so a resume has less to compare.
+            const closing = synced(block, state.blockHash);
+            if (text === "" && closing === lastSynced) return;
+            write(text + closing);
+            lastSynced = closing;
+            if (text !== "") resetIdle();
+          },
+        };
+        close = () => {
+          if (closed) return;
+          closed = true;
+          clearInterval(keepAlive);
+          clearTimeout(idle);
+          hub.unsubscribe(subscriber);
+          closers.delete(close);
+          slot.release();
+          try {
+            controller.close();
+          } catch {
+            // Already closed or cancelled by the client.
+          }
+        };
+        closers.add(close);
+        write(`retry: ${RECONNECT_MS}\n\n`);
+        keepAlive = setInterval(() => write(": keep-alive\n\n"), limits.keepAliveMs);
+        resetIdle();
+        hub.subscribe(subscriber);
+      },
+      cancel() {
+        close();
+      },
+    });
+    return { body, close: () => close() };
+  }
+
+  return (
+    new Elysia({ prefix: CITIZENS_PREFIX })
+      .use(authentication())
+      /**
+       * Ends every open stream (clients reconnect elsewhere with their Last-Event-ID). A graceful
+       * app.stop() waits for open requests before its onStop hooks run, so the process calls this
+       * first (api/main.ts); the onStop hook covers stop(true).
+       */
+      .decorate("closeStreams", closeAll)
+      .onStop(closeAll)
+      .get(
+        "/stream",
+        async ({ query, headers, request, set, tokenHash, server }) => {
+          const check = await tokens.check(tokenHash);
+          admit(check, set);
+          if (check.status !== "valid") return;
+          const slot = await slots.acquire(check.tokenId);
+          if (slot === undefined) {
+            throw new TooManyStreams(limits.maxPerToken, Math.ceil(RECONNECT_MS / 1000));
+          }
+          const lastEventId = headers["last-event-id"];
+          const { body, close } = open(
+            query.address.toLowerCase(),
+            slot,
+            lastEventId === undefined ? undefined : parseLastEventId(lastEventId),
+          );
+          request.signal.addEventListener("abort", close);
+          // The server's idle timeout would cut a quiet stream; the keep-alive paces it instead.
+          server?.timeout(request, 0);
+          return new Response(body, {
+            headers: {
+              "content-type": "text/event-stream; charset=utf-8",
+              "cache-control": "no-store",
+              // Proxies such as nginx would otherwise buffer the events.
+              "x-accel-buffering": "no",
+              ...(check.indexedBlock === null
+                ? {}
+                : { [INDEXED_BLOCK_HEADER]: check.indexedBlock.toString() }),
+            },
+          });
+        },
+        {
+          query: StreamQuery,
+          headers: StreamHeaders,
+          detail: {
+            summary: "Live changes to the citizens an address has staked (Server-Sent Events)",
+            description: STREAM_DESCRIPTION,
+            tags: ["citizens"],
+            security: [{ bearer: [] }],
+            responses: {
+              200: {
+                description:
+                  "an event stream; each event's data is one of the shapes below, named by its `event:` field",
+                content: { "text/event-stream": { schema: StreamEvent as TSchema } },
+              },
+              ...problemResponses(400, 401, 429, 503),
+            },
+          },
+        },
+      )
+  );
+}
+
+const STREAM_DESCRIPTION = `Server-Sent Events. Without Last-Event-ID the stream starts with one \`citizen\` event per citizen the address has staked, then \`synced\`. After that, each indexed block that changes the address's citizens sends a batch: \`citizen\` (the full new record, as GET /s1/{id} or /s2/{id} serves it) for a stake, a BYTES deposit or any changed number; \`removed\` (type and id) for a withdrawal or a stake a reorg took back; and a closing \`synced\` whose \`id\` is the block. Only \`synced\` carries an id, so Last-Event-ID always names a block whose batch was received whole: reconnecting with it sends exactly the changes since that block. After a reorg the corrections come as an ordinary batch whose id is the new, lower indexed block. A Last-Event-ID above the indexed block (a block a reorg took back) gets \`reset\` and the full current set. Comment lines (\`: keep-alive\`) keep the connection open; a stream with no change for a while is closed and the client resumes.`;
