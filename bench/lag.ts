@@ -58,6 +58,35 @@ async function poll(
   }
 }
 
+/**
+ * Follows the live stream of one wallet and calls `synced` with each block it has caught up
+ * with (the `synced` event, whose id is `<block>-<hash>`) and the time it arrived.
+ */
+async function followStream(
+  url: string,
+  token: string,
+  synced: (block: bigint, at: number) => void,
+  signal: AbortSignal,
+) {
+  const response = await fetch(url, { headers: { authorization: `Bearer ${token}` }, signal });
+  if (!response.ok || !response.body) throw new LagRunStalled(`stream answered ${response.status}`);
+  const decoder = new TextDecoder();
+  let pending = "";
+  try {
+    for await (const chunk of response.body) {
+      pending += decoder.decode(chunk, { stream: true });
+      const lines = pending.split("\n");
+      pending = lines.pop() ?? "";
+      for (const line of lines) {
+        const id = /^id: (\d+)-/.exec(line);
+        if (id) synced(BigInt(id[1]!), performance.now());
+      }
+    }
+  } catch (error) {
+    if (!signal.aborted) throw error;
+  }
+}
+
 async function waitUntil(what: string, check: () => Promise<boolean>, children: Child[]) {
   const deadline = Date.now() + 120_000;
   while (!(await check().catch(() => false))) {
@@ -153,6 +182,18 @@ async function main() {
     const firstMeasured = head + 1n;
     const lastMeasured = head + BigInt(blocks);
     const done = () => lastServed >= lastMeasured;
+    // A dashboard's live stream of the same wallet: when does it hear of each block?
+    const streamed = new Map<bigint, number>();
+    let lastStreamed = head;
+    const streaming = followStream(
+      `http://127.0.0.1:${port}/v1/staking/citizens/stream?address=${wallet}`,
+      token,
+      (block, at) => {
+        for (let next = lastStreamed + 1n; next <= block; next++) streamed.set(next, at);
+        if (block > lastStreamed) lastStreamed = block;
+      },
+      live.signal,
+    );
     running = scenario.live({ intervalMs, transactionsPerBlock, signal: live.signal });
     const deadline = setTimeout(() => live.abort(), blocks * intervalMs + 120_000);
     await Promise.all([
@@ -184,6 +225,7 @@ async function main() {
     clearTimeout(deadline);
     live.abort();
     await running;
+    await streaming;
     running = undefined;
     if (!done()) throw new LagRunStalled(`block ${lastMeasured} was not served in time`);
 
@@ -196,6 +238,30 @@ async function main() {
         lags.push({ block: block.toString(), ms: round(Math.max(0, shown - at), 1) });
       }
     }
+    // Stream delivery: from the API first serving a block to the stream's event for it.
+    // The API's serving time is only known to the 10 ms poll, so the stream is also timed from
+    // the block's arrival at the node, like the head lag.
+    const deliveries: number[] = [];
+    const fromNode: number[] = [];
+    for (let block = firstMeasured; block <= lastMeasured; block++) {
+      const shown = served.get(block);
+      const heard = streamed.get(block);
+      const at = arrived.get(block);
+      if (shown !== undefined && heard !== undefined) {
+        deliveries.push(round(Math.max(0, heard - shown), 1));
+      }
+      if (at !== undefined && heard !== undefined) fromNode.push(round(Math.max(0, heard - at), 1));
+    }
+    deliveries.sort((a, b) => a - b);
+    fromNode.sort((a, b) => a - b);
+    const stream = {
+      blocks: deliveries.length,
+      p50Ms: percentile(deliveries, 50),
+      p95Ms: percentile(deliveries, 95),
+      maxMs: deliveries.at(-1) ?? null,
+      fromNodeP50Ms: percentile(fromNode, 50),
+      fromNodeP95Ms: percentile(fromNode, 95),
+    };
     const sorted = lags.map((lag) => lag.ms).sort((a, b) => a - b);
     const summary = {
       blocks: lags.length,
@@ -221,6 +287,22 @@ async function main() {
         ],
       ]),
     );
+    console.log(
+      `\nlive stream (SSE) delivery, block served by the API → its synced event received, over ${stream.blocks} blocks\n`,
+    );
+    console.log(
+      table([
+        ["blocks", "p50 ms", "p95 ms", "max ms", "from the node: p50 ms", "p95 ms"],
+        [
+          stream.blocks,
+          stream.p50Ms,
+          stream.p95Ms,
+          stream.maxMs ?? "-",
+          stream.fromNodeP50Ms,
+          stream.fromNodeP95Ms,
+        ],
+      ]),
+    );
     const path = await writeReport({
       name: "lag",
       smoke,
@@ -234,7 +316,7 @@ async function main() {
         pollMs: POLL_MS,
         targetP95Ms: TARGET_P95_MS,
       },
-      raw: { summary, lags },
+      raw: { summary, lags, stream },
       ratios: { p95_over_target: round(summary.p95Ms / TARGET_P95_MS, 4) },
       notes: [
         "indexer (scripts/cli.ts follow) and API (api/main.ts) run as their own processes",
