@@ -1,16 +1,22 @@
 ALTER TABLE "indexer_checkpoints" ADD COLUMN "finalized_block" bigint;--> statement-breakpoint
 COMMENT ON COLUMN "indexer_checkpoints"."finalized_block" IS 'The finality boundary the follower last saw: blocks at or below it no longer change, so answers as of them can be cached for good.';--> statement-breakpoint
--- The citizens staked after block at_block, as staked_citizens rows, from the event log and the
--- reads stored with each stake: the same rule the indexer projects staked_citizens with (a
--- citizen is staked while its latest citizen Stake has no later Withdraw; its points are the
--- stake's frozen base plus the bonus of every BYTES deposit into it since). With a wallet, only
--- that wallet's citizens. name and image are today's metadata.
-CREATE FUNCTION "staked_citizens_at"("at_block" bigint, "wallet" text DEFAULT NULL)
+-- The one home of the staked-citizen rule. The citizens staked after block at_block, as
+-- staked_citizens rows, from the event log and the reads stored with each stake: a citizen is
+-- staked while its latest citizen Stake has no later Withdraw; its points are the stake's frozen
+-- base plus the bonus of every BYTES deposit into it since. With a wallet, only that wallet's
+-- citizens; with citizens (a JSON array of {season, citizen_id}), only those: the indexer
+-- projects staked_citizens through this function, for the citizens a write touched. name and
+-- image are today's metadata.
+CREATE FUNCTION "staked_citizens_at"("at_block" bigint, "wallet" text DEFAULT NULL, "citizens" jsonb DEFAULT NULL)
 RETURNS SETOF "staked_citizens" LANGUAGE sql STABLE AS $$
   with candidates as (
-    select distinct e.citizen_season as season, e.citizen_id
+    select distinct k.season, k.citizen_id
+    from jsonb_to_recordset(citizens) as k(season smallint, citizen_id numeric)
+    where citizens is not null
+    union
+    select distinct e.citizen_season, e.citizen_id
     from staker_events e
-    where e.event = 'Stake' and e.asset_type in ('s1_citizen', 's2_citizen')
+    where citizens is null and e.event = 'Stake' and e.asset_type in ('s1_citizen', 's2_citizen')
       and e.block_number <= at_block
       and (wallet is null or e.account = lower(wallet))
   ),
@@ -57,4 +63,4 @@ RETURNS SETOF "staked_citizens" LANGUAGE sql STABLE AS $$
   join citizens c on c.season = l.season and c.citizen_id = l.citizen_id
   left join deposits d on d.season = l.season and d.citizen_id = l.citizen_id
 $$;--> statement-breakpoint
-COMMENT ON FUNCTION "staked_citizens_at"(bigint, text) IS 'The staked_citizens rows as they were after block at_block (any block from the start to the indexed block), for one wallet or all; the same rule as the live projection.';
+COMMENT ON FUNCTION "staked_citizens_at"(bigint, text, jsonb) IS 'The staked_citizens rows as they were after block at_block (any block from the start to the indexed block), for one wallet, some citizens, or all; the rule the indexer projects staked_citizens with.';

@@ -43,7 +43,7 @@ export async function recompute(tx: Transaction, keys: CitizenKeyRow[], at: bigi
   // few keys (following the head) the nested loops over the indexes are the right plan.
   const manyKeys = keys.length > NESTED_LOOP_KEY_LIMIT;
   if (manyKeys) await tx.execute(sql`set local enable_nestloop = off`);
-  // The rule itself is the SQL function staked_citizens_at (migration 0006), the same the
+  // The rule itself is the SQL function staked_citizens_at (migration 0005), the same the
   // API answers as-of-block questions with: here for the touched citizens at block `at`.
   await tx.execute(sql`
     with keys as (
