@@ -1,10 +1,33 @@
 /**
  * The staking vocabulary every layer shares (chain reads, projection, API, devnet): one place
- * for the names the staker and the Neo Tokyo contracts use.
+ * for the names the staker and the Neo Tokyo contracts use, and how they map onto each other.
  */
 
 /** S1 and S2 citizens: ids overlap, so a citizen is keyed by (season, id). */
 export type Season = 1 | 2;
 
+/** The API's name for a season. */
+export type CitizenType = "s1" | "s2";
+
+/** The staker's citizen asset types, as stored in staker_events.asset_type. */
+export const CITIZEN_ASSETS = ["s1_citizen", "s2_citizen"] as const;
+export type CitizenAsset = (typeof CITIZEN_ASSETS)[number];
+
+export const SEASON_OF_ASSET: Record<CitizenAsset, Season> = { s1_citizen: 1, s2_citizen: 2 };
+export const SEASON_OF_TYPE: Record<CitizenType, Season> = { s1: 1, s2: 2 };
+
+/** Whether an event's asset type is a citizen (not BYTES, LP or none). */
+export function isCitizenAsset(assetType: string | null | undefined): assetType is CitizenAsset {
+  return assetType === "s1_citizen" || assetType === "s2_citizen";
+}
+
 /** The identity class whose citizens may claim the Hand multiplier (STAKER-FACTS §2). */
 export const HAND_CLASS = "Hand of Citadel";
+
+/**
+ * BYTES add floor(amount * 100 / 200e18) points per deposit, each deposit on its own
+ * (STAKER-FACTS §2). The SQL side of the same rule is in staked_citizens_at (migration 0005).
+ */
+export function bytesBonus(amount: bigint): bigint {
+  return (amount * 100n) / 200_000_000_000_000_000_000n;
+}

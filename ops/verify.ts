@@ -6,6 +6,7 @@ import type { Database } from "../db/client.ts";
 import { type StakedCitizen, stakedCitizens, stakerEvents } from "../db/schema.ts";
 import type { StakerContracts } from "../indexer/chain/contracts.ts";
 import { readUnbatched } from "../indexer/chain/unbatched-read.ts";
+import { CITIZEN_ASSETS } from "../lib/vocabulary.ts";
 
 export interface Mismatch {
   wallet: string;
@@ -22,10 +23,7 @@ export async function citizenStakers(db: Database): Promise<string[]> {
     .selectDistinct({ account: stakerEvents.account })
     .from(stakerEvents)
     .where(
-      and(
-        eq(stakerEvents.event, "Stake"),
-        inArray(stakerEvents.assetType, ["s1_citizen", "s2_citizen"]),
-      ),
+      and(eq(stakerEvents.event, "Stake"), inArray(stakerEvents.assetType, [...CITIZEN_ASSETS])),
     );
   return rows.map((row) => row.account).sort();
 }

@@ -1,5 +1,6 @@
 import type { Block, Hex, PublicClient } from "viem";
 import type { CitizenRow, CitizenStakeRow, StakerEventRow } from "../../db/schema.ts";
+import { bytesBonus, isCitizenAsset } from "../../lib/vocabulary.ts";
 import { type CitizenKey, readCitizens } from "../chain/citizen-reads.ts";
 import type { StakerContracts } from "../chain/contracts.ts";
 import { readHandFlag } from "../chain/hand-flag.ts";
@@ -7,7 +8,7 @@ import { fetchStakerLogs, type LogRangeGovernor } from "../chain/logs.ts";
 import { readStakes } from "../chain/stake-reads.ts";
 import { citizenRowOf } from "../project/citizen-row.ts";
 import { type Season, toEventRow } from "../project/event-rows.ts";
-import { AmbiguousHandClaim, buildCitizenStake, bytesBonus } from "../project/stake-facts.ts";
+import { AmbiguousHandClaim, buildCitizenStake } from "../project/stake-facts.ts";
 import type { IndexerStore, RangeWrite } from "../store/index.ts";
 import type { CitizenReadCache } from "./citizen-read-cache.ts";
 
@@ -84,7 +85,7 @@ export async function fetchRange(
 }
 
 const isCitizenStake = (event: StakerEventRow) =>
-  event.event === "Stake" && (event.assetType === "s1_citizen" || event.assetType === "s2_citizen");
+  event.event === "Stake" && isCitizenAsset(event.assetType);
 
 function range(from: bigint, to: bigint): bigint[] {
   const numbers: bigint[] = [];

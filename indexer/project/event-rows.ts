@@ -1,5 +1,5 @@
 import type { StakerEventRow } from "../../db/schema.ts";
-import type { Season } from "../../lib/vocabulary.ts";
+import { isCitizenAsset, SEASON_OF_ASSET, type Season } from "../../lib/vocabulary.ts";
 import type { StakerContracts } from "../chain/contracts.ts";
 import type { StakerLog } from "../chain/logs.ts";
 
@@ -28,8 +28,6 @@ export function assetTypeOf(asset: string, contracts: StakerContracts): AssetTyp
 export function splitOption(option: bigint): { high: bigint; low: bigint } {
   return { high: option >> 128n, low: option & LOW_128 };
 }
-
-const seasonOfCitizenAsset = { s1_citizen: 1, s2_citizen: 2 } as const;
 
 /** The staker event as a row of staker_events, with the citizen it changes when it changes one. */
 export function toEventRow(log: StakerLog, contracts: StakerContracts): StakerEventRow {
@@ -60,8 +58,8 @@ export function toEventRow(log: StakerLog, contracts: StakerContracts): StakerEv
         timelockOption: decoded.args.timelockOption,
         amountOrTokenId: decoded.args.amountOrTokenId,
       };
-      if (assetType === "s1_citizen" || assetType === "s2_citizen") {
-        row.citizenSeason = seasonOfCitizenAsset[assetType];
+      if (isCitizenAsset(assetType)) {
+        row.citizenSeason = SEASON_OF_ASSET[assetType];
         row.citizenId = decoded.args.amountOrTokenId;
       } else if (assetType === "bytes") {
         const { high: season, low: citizenId } = splitOption(decoded.args.timelockOption);
@@ -80,8 +78,8 @@ export function toEventRow(log: StakerLog, contracts: StakerContracts): StakerEv
         assetType,
         amountOrTokenId: decoded.args.amountOrTokenId,
       };
-      if (assetType === "s1_citizen" || assetType === "s2_citizen") {
-        row.citizenSeason = seasonOfCitizenAsset[assetType];
+      if (isCitizenAsset(assetType)) {
+        row.citizenSeason = SEASON_OF_ASSET[assetType];
         row.citizenId = decoded.args.amountOrTokenId;
       }
       return row;

@@ -2,11 +2,6 @@ import type { CitizenRow, CitizenStakeRow, StakerEventRow } from "../../db/schem
 import type { StakeReads } from "../chain/stake-reads.ts";
 import { splitOption } from "./event-rows.ts";
 
-/** BYTES add floor(amount * 100 / 200e18) points per deposit (STAKER-FACTS §2). */
-export function bytesBonus(amount: bigint): bigint {
-  return (amount * 100n) / 200_000_000_000_000_000_000n;
-}
-
 /** The vault multiplier used when no vault backs an S1 stake: hard-coded in the staker. */
 export const NO_VAULT_MULTIPLIER = 100n;
 

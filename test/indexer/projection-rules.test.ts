@@ -1,10 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { parseTokenMetadata } from "../../indexer/project/metadata.ts";
-import {
-  AmbiguousHandClaim,
-  appliedVaultMultiplier,
-  bytesBonus,
-} from "../../indexer/project/stake-facts.ts";
+import { AmbiguousHandClaim, appliedVaultMultiplier } from "../../indexer/project/stake-facts.ts";
+import { bytesBonus } from "../../lib/vocabulary.ts";
 
 const E18 = 10n ** 18n;
 

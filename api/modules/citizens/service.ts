@@ -8,13 +8,12 @@ import { and, asc, desc, eq, getTableColumns, type SQL, sql } from "drizzle-orm"
 import type { PgColumn } from "drizzle-orm/pg-core";
 import type { Database } from "../../../db/client.ts";
 import { type StakedCitizen, stakedCitizens } from "../../../db/schema.ts";
+import { SEASON_OF_TYPE } from "../../../lib/vocabulary.ts";
 import { indexedBlockSource } from "../../indexed-block.ts";
 import { fromDatabase } from "../../problems.ts";
 import { judgeToken, tokenSource } from "../auth/token.ts";
 import { blockParameter, type History, historySource } from "./history.ts";
 import type { CitizenType, Order, Sort } from "./model.ts";
-
-const SEASONS: Record<CitizenType, number> = { s1: 1, s2: 2 };
 
 /** The columns a listing sorts and filters by: the table's, or the as-of CTE's. */
 type Rows = Record<"citizenId" | "season" | "totalPoints" | "timelockEndTime", PgColumn>;
@@ -128,7 +127,7 @@ export function createCitizensService(db: Database) {
   ) {
     const keys = sortKeys(rows)[sort];
     const conditions: SQL[] = [];
-    if (type) conditions.push(eq(rows.season, SEASONS[type]));
+    if (type) conditions.push(eq(rows.season, SEASON_OF_TYPE[type]));
     if (paged) {
       const bound = keys.map((_, index) => sql.placeholder(`k${index}`));
       conditions.push(
@@ -215,7 +214,7 @@ export function createCitizensService(db: Database) {
     /** The token check, and the citizen while `address` (lowercase) has it staked. */
     async find(tokenHash: string, type: CitizenType, id: bigint, address: string) {
       const [row] = await fromDatabase(
-        one.execute({ hash: tokenHash, season: SEASONS[type], id: id.toString(), address }),
+        one.execute({ hash: tokenHash, season: SEASON_OF_TYPE[type], id: id.toString(), address }),
       );
       return { token: judgeToken(row, tokenHash), citizen: row?.citizen ?? null };
     },
@@ -228,7 +227,7 @@ export function createCitizensService(db: Database) {
       const [row] = await fromDatabase(
         oneAt.execute({
           hash: tokenHash,
-          season: SEASONS[type],
+          season: SEASON_OF_TYPE[type],
           id: id.toString(),
           address,
           block: blockParameter(at),
