@@ -8,8 +8,9 @@ import {
   stakerLogFloodDeployedBytecode,
 } from "../../contracts/generated/index.ts";
 import { citizens, readFailures, stakedCitizens, stakerEvents } from "../../db/schema.ts";
+import type { IndexerOptions } from "../../indexer/indexer.ts";
 import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
-import { indexDevnet, startTestIndexer, type TestIndexer } from "../support/indexer.ts";
+import { indexDevnet, startDevnetIndexer, type TestIndexer } from "../support/indexer.ts";
 import { stakingActions, type TransactionJson } from "../support/staking.ts";
 
 const WALLET: Address = "0x000000000000000000000000000000000000bad1";
@@ -53,16 +54,8 @@ describe("reads that fail on data, and answers too large for one request", () =>
       }),
     );
 
-  const fresh = async (
-    label: string,
-    options: Parameters<typeof startTestIndexer>[0]["options"] = {},
-  ) => {
-    const harness = await startTestIndexer({
-      label,
-      rpcUrl: devnet.node.rpcUrl,
-      staker: devnet.deployment.addresses.staker,
-      options: { followIntervalMs: 50, ...options },
-    });
+  const fresh = async (label: string, options: Partial<IndexerOptions> = {}) => {
+    const harness = await startDevnetIndexer(devnet, label, { followIntervalMs: 50, ...options });
     harnesses.push(harness);
     return harness;
   };

@@ -2,13 +2,14 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { and, eq } from "drizzle-orm";
 import type { Address } from "viem";
 import { indexedRanges, stakedCitizens, stakerEvents } from "../../db/schema.ts";
+import type { IndexerOptions } from "../../indexer/indexer.ts";
 import { fetchRange } from "../../indexer/jobs/fetch-range.ts";
 import { commitRange } from "../../indexer/jobs/index-range.ts";
 import { enqueueRange } from "../../indexer/jobs/queues.ts";
 import { RangeStale } from "../../indexer/reorg/divergence.ts";
 import { createApiHarness } from "../api/support.ts";
 import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
-import { startTestIndexer, type TestIndexer } from "../support/indexer.ts";
+import { startDevnetIndexer, type TestIndexer } from "../support/indexer.ts";
 import { stakingActions } from "../support/staking.ts";
 
 const WALLET: Address = "0x00000000000000000000000000000000000f1a11";
@@ -24,16 +25,8 @@ describe("reorgs at seams, after quiet stretches and below finality", () => {
   const harnesses: TestIndexer[] = [];
   let nextId = 40_000n;
 
-  const fresh = async (
-    label: string,
-    options: Parameters<typeof startTestIndexer>[0]["options"],
-  ) => {
-    const harness = await startTestIndexer({
-      label,
-      rpcUrl: devnet.node.rpcUrl,
-      staker: devnet.deployment.addresses.staker,
-      options: { followIntervalMs: 50, ...options },
-    });
+  const fresh = async (label: string, options: Partial<IndexerOptions>) => {
+    const harness = await startDevnetIndexer(devnet, label, { followIntervalMs: 50, ...options });
     harnesses.push(harness);
     return harness;
   };
@@ -49,6 +42,16 @@ describe("reorgs at seams, after quiet stretches and below finality", () => {
       .select()
       .from(stakerEvents)
       .where(and(eq(stakerEvents.citizenId, id), eq(stakerEvents.event, "Stake")));
+
+  /** A 3-block reorg takes the stake away; the follower alone brings the tables back to the chain. */
+  const expectStakeReorgedAway = async (harness: TestIndexer, id: bigint) => {
+    expect(await stakedRows(harness, id)).toHaveLength(1);
+    await actions.reorg(3);
+    await actions.mine([]);
+    await harness.waitForHead();
+    expect(await stakedRows(harness, id)).toEqual([]);
+    expect(await harness.mismatches([WALLET])).toEqual([]);
+  };
 
   const until = async (what: string, check: () => Promise<boolean>, timeoutMs = 30_000) => {
     const deadline = Date.now() + timeoutMs;
@@ -147,13 +150,7 @@ describe("reorgs at seams, after quiet stretches and below finality", () => {
     await actions.mine([actions.stake(WALLET, 1, id)]);
     await actions.mine([]);
     await harness.waitForHead();
-    expect(await stakedRows(harness, id)).toHaveLength(1);
-
-    await actions.reorg(3);
-    await actions.mine([]);
-    await harness.waitForHead();
-    expect(await stakedRows(harness, id)).toEqual([]);
-    expect(await harness.mismatches([WALLET])).toEqual([]);
+    await expectStakeReorgedAway(harness, id);
   });
 
   test("a 3-block reorg after a catch-up through chunk jobs is rolled back by the follower alone", async () => {
@@ -167,13 +164,7 @@ describe("reorgs at seams, after quiet stretches and below finality", () => {
     await harness.indexer.ensureCheckpoint(start);
     await harness.indexer.start({ follow: true });
     await harness.waitForHead();
-    expect(await stakedRows(harness, id)).toHaveLength(1);
-
-    await actions.reorg(3);
-    await actions.mine([]);
-    await harness.waitForHead();
-    expect(await stakedRows(harness, id)).toEqual([]);
-    expect(await harness.mismatches([WALLET])).toEqual([]);
+    await expectStakeReorgedAway(harness, id);
   });
 
   test("a reorg below the finality boundary stops the follower with the command that recovers", async () => {

@@ -137,6 +137,20 @@ export async function startTestIndexer(input: {
 export type TestIndexer = Awaited<ReturnType<typeof startTestIndexer>>;
 export type IndexedDevnet = Awaited<ReturnType<typeof indexDevnet>>;
 
+/** A test indexer on a scenario devnet's node and staker (not started, nothing queued). */
+export function startDevnetIndexer(
+  devnet: ScenarioDevnet,
+  label: string,
+  options: Partial<IndexerOptions> = {},
+) {
+  return startTestIndexer({
+    label,
+    rpcUrl: devnet.node.rpcUrl,
+    staker: devnet.deployment.addresses.staker,
+    options,
+  });
+}
+
 /**
  * An indexed devnet: a test indexer over `devnet` (through `rpcUrl` when given: a proxy, say)
  * that has backfilled from the deploy block to `to` (default: the finality boundary) through
