@@ -30,6 +30,7 @@ import {
 } from "../../db/schema.ts";
 import { type CitizenKeyRow, recompute, type Transaction } from "./projection.ts";
 import { type BlockRange, contiguousEnd, missingRanges } from "./ranges.ts";
+import { unnestRows } from "./unnest-rows.ts";
 
 export type { CitizenKeyRow } from "./projection.ts";
 
@@ -80,7 +81,6 @@ export interface RangeWrite {
   readFailures: ReadFailureRow[];
 }
 
-const INSERT_BATCH = 1_000;
 /** Hashes kept below the checkpoint; older ones are pruned (reorgs that deep stop the follower). */
 export const HASHES_KEPT = 256n;
 
@@ -179,53 +179,55 @@ export function createIndexerStore(db: Database): IndexerStore {
     });
   }
 
-  async function insertInBatches<T>(items: T[], insert: (batch: T[]) => Promise<unknown>) {
-    for (let i = 0; i < items.length; i += INSERT_BATCH) {
-      await insert(items.slice(i, i + INSERT_BATCH));
-    }
-  }
-
   /**
    * Stores the write's hash claims and fails on the first that differs from a stored one.
    * `do update set hash = blocks.hash` changes nothing but returns the row that won, waiting
    * for a concurrent writer of the same number, so no lock is needed to see a conflict.
    */
   async function claimHashes(tx: Transaction, hashes: Map<bigint, string>) {
-    // In block order, so two writers claiming the same blocks lock them in the same order.
+    if (hashes.size === 0) return;
+    // In block order (unnest keeps it), so two writers claiming the same blocks lock them in
+    // the same order.
     const claims = [...hashes]
       .map(([number, hash]) => ({ number, hash }))
       .sort((a, b) => (a.number < b.number ? -1 : 1));
-    await insertInBatches(claims, async (batch) => {
-      const stored = await tx
-        .insert(blocks)
-        .values(batch)
-        .onConflictDoUpdate({ target: blocks.number, set: { hash: sql.raw(`"blocks"."hash"`) } })
-        .returning();
-      for (const row of stored) {
-        const claimed = hashes.get(row.number)!;
-        if (row.hash !== claimed) throw new LinkConflict(row.number, row.hash, claimed);
-      }
-    });
+    const stored = await tx
+      .insert(blocks)
+      .select(unnestRows(blocks, claims))
+      .onConflictDoUpdate({ target: blocks.number, set: { hash: sql.raw(`"blocks"."hash"`) } })
+      .returning();
+    for (const row of stored) {
+      const claimed = hashes.get(row.number)!;
+      if (row.hash !== claimed) throw new LinkConflict(row.number, row.hash, claimed);
+    }
   }
 
+  /** Each table's rows in one statement (see unnest-rows.ts); a retried range changes nothing. */
   async function writeRows(tx: Transaction, write: RangeWrite) {
     await claimHashes(tx, write.blockHashes);
-    await insertInBatches(write.events, (batch) =>
-      tx.insert(stakerEvents).values(batch).onConflictDoNothing(),
-    );
-    const citizenRows = [...write.citizens].sort((a, b) =>
-      a.season !== b.season ? a.season - b.season : a.citizenId < b.citizenId ? -1 : 1,
-    );
-    await insertInBatches(citizenRows, (batch) =>
-      tx.insert(citizens).values(batch).onConflictDoNothing(),
-    );
-    await insertInBatches(write.stakes, (batch) =>
-      tx.insert(citizenStakes).values(batch).onConflictDoNothing(),
-    );
-    await insertInBatches(write.readFailures, (batch) =>
-      tx
+    if (write.events.length > 0) {
+      await tx
+        .insert(stakerEvents)
+        .select(unnestRows(stakerEvents, write.events))
+        .onConflictDoNothing();
+    }
+    if (write.citizens.length > 0) {
+      // In key order, so two writers inserting the same citizens lock them in the same order.
+      const citizenRows = [...write.citizens].sort((a, b) =>
+        a.season !== b.season ? a.season - b.season : a.citizenId < b.citizenId ? -1 : 1,
+      );
+      await tx.insert(citizens).select(unnestRows(citizens, citizenRows)).onConflictDoNothing();
+    }
+    if (write.stakes.length > 0) {
+      await tx
+        .insert(citizenStakes)
+        .select(unnestRows(citizenStakes, write.stakes))
+        .onConflictDoNothing();
+    }
+    if (write.readFailures.length > 0) {
+      await tx
         .insert(readFailures)
-        .values(batch)
+        .select(unnestRows(readFailures, write.readFailures))
         .onConflictDoUpdate({
           target: [readFailures.season, readFailures.citizenId, readFailures.read],
           set: {
@@ -233,8 +235,8 @@ export function createIndexerStore(db: Database): IndexerStore {
             blockNumber: sql`excluded.block_number`,
             recordedAt: sql`now()`,
           },
-        }),
-    );
+        });
+    }
   }
 
   async function recordRange(tx: Transaction, range: BlockRange) {
