@@ -11,7 +11,7 @@
  * (one claims it as its last block, the other as its first block's parent), so the indexed
  * prefix the checkpoint walks over is one hash chain.
  */
-import { and, asc, count, desc, eq, gt, inArray, isNotNull, lte, sql } from "drizzle-orm";
+import { and, asc, count, desc, eq, gt, isNotNull, lte, sql } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
 import {
   blocks,
@@ -30,7 +30,7 @@ import {
 } from "../../db/schema.ts";
 import { type CitizenKeyRow, recompute, type Transaction } from "./projection.ts";
 import { type BlockRange, contiguousEnd, missingRanges } from "./ranges.ts";
-import { unnestRows } from "./unnest-rows.ts";
+import { columnArray, unnestRows } from "./unnest-rows.ts";
 
 export type { CitizenKeyRow } from "./projection.ts";
 
@@ -436,10 +436,21 @@ export function createIndexerStore(db: Database): IndexerStore {
 
   async function knownCitizens(keys: CitizenKeyRow[]) {
     if (keys.length === 0) return [];
-    const ids = [...new Set(keys.map((key) => key.citizenId))];
-    const rows = await db.select().from(citizens).where(inArray(citizens.citizenId, ids));
-    const wanted = new Set(keys.map((key) => `${key.season}:${key.citizenId}`));
-    return rows.filter((row) => wanted.has(`${row.season}:${row.citizenId}`));
+    // Two array parameters, not one per citizen (a backfill chunk asks for thousands).
+    const seasons = columnArray(
+      citizens.season,
+      keys.map((key) => key.season),
+    );
+    const ids = columnArray(
+      citizens.citizenId,
+      keys.map((key) => key.citizenId),
+    );
+    return db
+      .select()
+      .from(citizens)
+      .where(
+        sql`(${citizens.season}, ${citizens.citizenId}) in (select * from unnest(${seasons}, ${ids}))`,
+      );
   }
 
   const lastOkWrite = new Map<IndexerRole, number>();

@@ -90,10 +90,22 @@ export function unnestRows<T extends PgTable>(table: T, rows: readonly T["$infer
       }
     }
     selected.push(sql`u.${alias}`);
-    arrays.push(sql`${sql.param(arrayLiteral(values, column))}::${arrayType}`);
+    arrays.push(arrayParameter(values, column, arrayType));
     aliases.push(alias);
   }
   return sql`select ${sql.join(selected, sql`, `)} from unnest(${sql.join(arrays, sql`, `)}) as u(${sql.join(aliases, sql`, `)})`;
+}
+
+/**
+ * `values` of `column`'s type as one array parameter, e.g. for `= any(...)` or `unnest(...)`
+ * where a list would otherwise take a parameter per value.
+ */
+export function columnArray(column: Column, values: readonly unknown[]): SQL {
+  return arrayParameter(values, column, sql.raw(`${typeName(column)}[]`));
+}
+
+function arrayParameter(values: readonly unknown[], column: Column, arrayType: SQL): SQL {
+  return sql`${sql.param(arrayLiteral(values, column))}::${arrayType}`;
 }
 
 function defaultOf(column: Column): SQL {

@@ -10,7 +10,8 @@ import {
   readFailures,
   stakerEvents,
 } from "../../db/schema.ts";
-import { MixedDefaults, unnestRows } from "../../indexer/store/unnest-rows.ts";
+import { createIndexerStore } from "../../indexer/store/index.ts";
+import { columnArray, MixedDefaults, unnestRows } from "../../indexer/store/unnest-rows.ts";
 import { createScratchDatabase } from "../../scratch/database.ts";
 
 /** The largest value of each kind a column can hold, so a narrowed cast overflows. */
@@ -207,7 +208,7 @@ describe("unnestRows writes rows exactly as drizzle's own insert does", () => {
 
   test("every column type round-trips: bigints and uint256 at their limits, awkward text, enums, booleans, timestamps, nulls", async () => {
     await clear();
-    const expected = new Map<PgTable, unknown[]>();
+    const expected = new Map<PgTable, Record<string, unknown>[]>();
     // The oracle: the same rows through drizzle's .values(), read back.
     for (const { table, rows } of cases) {
       await db.insert(table).values(rows);
@@ -271,5 +272,41 @@ describe("unnestRows writes rows exactly as drizzle's own insert does", () => {
       .onConflictDoUpdate({ target: blocks.number, set: { hash: sql.raw(`"blocks"."hash"`) } })
       .returning();
     expect(stored).toEqual(claims);
+  });
+});
+
+describe("array parameters of a column's type", () => {
+  test("a column's values pass as one array parameter, nulls and limits included", async () => {
+    const values = [UINT256_MAX, null, 0n];
+    const rows = await db.execute<{ value: string | null }>(
+      sql`select u::text as value from unnest(${columnArray(citizens.citizenId, values)}) as u`,
+    );
+    expect(rows.map((row) => row.value)).toEqual([UINT256_MAX.toString(), null, "0"]);
+  });
+
+  test("the store finds known citizens by exact (season, id) pair", async () => {
+    await clear();
+    const citizen = (season: number, citizenId: bigint) => ({
+      season,
+      citizenId,
+      identityId: 1n,
+      itemCacheId: 2n,
+      landDeedId: 3n,
+    });
+    await db
+      .insert(citizens)
+      .values([citizen(1, 5n), citizen(1, 6n), citizen(2, 6n), citizen(2, UINT256_MAX)]);
+    const found = await createIndexerStore(db).knownCitizens([
+      { season: 1, citizenId: 5n },
+      { season: 2, citizenId: 5n },
+      { season: 2, citizenId: 6n },
+      { season: 2, citizenId: 6n },
+      { season: 2, citizenId: UINT256_MAX },
+    ]);
+    expect(found.map((row) => `${row.season}:${row.citizenId}`).sort()).toEqual([
+      "1:5",
+      `2:${UINT256_MAX}`,
+      "2:6",
+    ]);
   });
 });
