@@ -246,6 +246,16 @@ export const indexerHealth = pgTable("indexer_health", {
   fatal: boolean("fatal").notNull().default(false),
 });
 
+/**
+ * JSON-RPC calls the indexer's processes made, by method, summed over every process that ran
+ * workers: `status` shows them per event and per citizen stake.
+ */
+export const rpcCalls = pgTable("rpc_calls", {
+  method: text("method").primaryKey(),
+  calls: bigint("calls", { mode: "number" }).notNull().default(0),
+  since: timestamp("since", { withTimezone: true }).notNull().defaultNow(),
+});
+
 /** Bearer tokens of the read API: only a SHA-256 of each token is kept. */
 export const apiTokens = pgTable("api_tokens", {
   id: serial("id").primaryKey(),
