@@ -25,11 +25,12 @@ export interface StaticCall {
 /**
  * How a batch runs (contracts/src/StaticCallBatch.sol). The per-call gas cap is what stops one call
  * that halts (an invalid opcode, an endless loop) from starving the calls after it: it burns its
- * cap, not the batch. 10M leaves room for the heaviest tokenURI builders we know of (an SVG built and
- * base64-encoded on chain takes a few million gas). The batch's total need not fit cap × calls: the
- * reader stops before a call it could not give the full cap and the rest go in the next eth_call,
- * so the node's own eth_call cap only bounds how many halts one eth_call absorbs (geth, erigon and
- * reth default to 50M, anvil to its block gas limit). A call that needs more than the cap is read
+ * cap, not the batch. 10M leaves room for on-chain tokenURI builders (an SVG built and
+ * base64-encoded in the contract takes a few million gas). The batch's total need not fit
+ * cap × calls: the reader stops before a call it could not give the full cap and the rest go in the
+ * next eth_call, so the node's own eth_call cap only bounds how many halts one eth_call absorbs
+ * (geth, erigon and reth default to 50M, anvil to its block gas limit; a node holding eth_call to
+ * EIP-7825's 16.7M transaction cap still fits one). A call that needs more than the cap is read
  * again alone, with all the gas the node gives an eth_call.
  *
  * 50 calls and 64 KiB of return data per eth_call: the transport bundles up to 32 requests in one
@@ -49,7 +50,7 @@ export const STATIC_CALL_BATCH = {
  * answer; anvil, geth, erigon, nethermind, reth and the major providers serve it, and a node
  * that does not is read one call at a time, as before. No real contract lives at this address.
  */
-export const STATIC_CALL_BATCH_ADDRESS: Address = slice(
+const STATIC_CALL_BATCH_ADDRESS: Address = slice(
   keccak256(stringToHex("citizen-staking static call batch")),
   12,
 );
