@@ -22,12 +22,18 @@ export function startRpcFaultProxy(options: {
   maxLogSpan?: number;
   /** Methods answered with this error instead of being forwarded. */
   refuseMethods?: Record<string, RpcErrorAnswer>;
+  /** eth_calls that carry a state override answered with this error, as a node without them. */
+  refuseStateOverride?: RpcErrorAnswer;
   seed?: string;
 }) {
   const random = new SeededRandom(options.seed ?? "faults");
-  const counts: Record<Fault | "passed" | "refusedLogRanges" | "refusedMethods", number> = {
+  const counts: Record<
+    Fault | "passed" | "refusedLogRanges" | "refusedMethods" | "refusedStateOverrides",
+    number
+  > = {
     refusedLogRanges: 0,
     refusedMethods: 0,
+    refusedStateOverrides: 0,
     error: 0,
     "rate-limit": 0,
     timeout: 0,
@@ -48,10 +54,10 @@ export function startRpcFaultProxy(options: {
   type RpcCall = {
     id: number;
     method: string;
-    params?: { fromBlock?: string; toBlock?: string }[];
+    params?: unknown[];
   };
   const tooWide = (call: RpcCall) => {
-    const filter = call.params?.[0];
+    const filter = call.params?.[0] as { fromBlock?: string; toBlock?: string } | undefined;
     if (call.method !== "eth_getLogs" || options.maxLogSpan === undefined || !filter) return false;
     return Number(filter.toBlock) - Number(filter.fromBlock) + 1 > options.maxLogSpan;
   };
@@ -59,6 +65,10 @@ export function startRpcFaultProxy(options: {
     if (tooWide(call)) {
       counts.refusedLogRanges++;
       return { code: -32005, message: `query exceeds max block range ${options.maxLogSpan}` };
+    }
+    if (options.refuseStateOverride && call.method === "eth_call" && call.params?.[2]) {
+      counts.refusedStateOverrides++;
+      return options.refuseStateOverride;
     }
     const refused = refusedMethods[call.method];
     if (refused) counts.refusedMethods++;
