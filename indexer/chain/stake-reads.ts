@@ -1,9 +1,9 @@
-import type { Address, PublicClient } from "viem";
+import type { Address } from "viem";
 import { mainnetStakerAbi as stakerAbi } from "../../contracts/generated/MainnetStaker.ts";
 import type { Season } from "../../lib/vocabulary.ts";
 import type { StakerContracts } from "./contracts.ts";
 import { vaultAbi } from "./token-abis.ts";
-import { readView } from "./view-read.ts";
+import type { ViewMemo } from "./view-memo.ts";
 
 /** What the chain said at the stake's block about one S1 or S2 stake. */
 export interface StakeReads {
@@ -31,28 +31,34 @@ export interface StakeAtBlock {
 
 /**
  * Reads each stake's state and the configuration it was scored with, at the stake's own block:
- * configuration calls emit no events, so "as of the stake" can only be read there.
+ * configuration calls emit no events, so "as of the stake" can only be read there. A call the
+ * contract refuses throws ReadReverted. Calls go through `memo`: stakes of one block share the
+ * "?" multiplier, a credit yield's points and a vault's multiplier.
  */
 export function readStakes(
-  client: PublicClient,
+  memo: ViewMemo,
   contracts: StakerContracts,
   stakes: readonly StakeAtBlock[],
 ): Promise<StakeReads[]> {
-  return Promise.all(
-    stakes.map((stake) =>
-      stake.season === 1
-        ? readS1Stake(client, contracts, stake)
-        : readS2Stake(client, contracts, stake),
-    ),
-  );
+  return Promise.all(stakes.map((stake) => readStake(memo, contracts, stake)));
 }
 
-async function readS2Stake(
-  client: PublicClient,
+function readStake(
+  memo: ViewMemo,
   contracts: StakerContracts,
   stake: StakeAtBlock,
 ): Promise<StakeReads> {
-  const [, timelockEndTime, points] = await readView(client, {
+  return stake.season === 1
+    ? readS1Stake(memo, contracts, stake)
+    : readS2Stake(memo, contracts, stake);
+}
+
+async function readS2Stake(
+  memo: ViewMemo,
+  contracts: StakerContracts,
+  stake: StakeAtBlock,
+): Promise<StakeReads> {
+  const [, timelockEndTime, points] = await memo.read({
     address: contracts.staker,
     abi: stakerAbi,
     functionName: "stakedS2",
@@ -63,7 +69,7 @@ async function readS2Stake(
 }
 
 async function readS1Stake(
-  client: PublicClient,
+  memo: ViewMemo,
   contracts: StakerContracts,
   stake: StakeAtBlock,
 ): Promise<StakeReads> {
@@ -71,30 +77,30 @@ async function readS1Stake(
   const componentVaultId = stake.componentVaultId ?? 0n;
   const [[, timelockEndTime, points, stakedVaultId, hasVault], creditYield, handMultiplier] =
     await Promise.all([
-      readView(client, {
+      memo.read({
         ...at,
         functionName: "stakedS1",
         args: [stake.staker, stake.citizenId],
       }),
-      readView(client, {
+      memo.read({
         ...at,
         functionName: "getCreditYield",
         args: [stake.citizenId, componentVaultId],
       }),
-      readView(client, { ...at, functionName: "vaultCreditMultiplier", args: ["?"] }),
+      memo.read({ ...at, functionName: "vaultCreditMultiplier", args: ["?"] }),
     ]);
   const vaultId = componentVaultId !== 0n ? componentVaultId : stakedVaultId;
   const [identityPoints, configuredVaultMultiplier, vaultCreditMultiplier] = await Promise.all([
-    readView(client, { ...at, functionName: "identityCreditPoints", args: [creditYield] }),
+    memo.read({ ...at, functionName: "identityCreditPoints", args: [creditYield] }),
     vaultId !== 0n
-      ? readView(client, {
+      ? memo.read({
           ...at,
           functionName: "getConfiguredVaultMultiplier",
           args: [vaultId],
         })
       : undefined,
     vaultId !== 0n
-      ? readView(client, {
+      ? memo.read({
           address: contracts.vault,
           abi: vaultAbi,
           functionName: "getCreditMultiplier",

@@ -6,6 +6,7 @@ import type { StakerContracts } from "../chain/contracts.ts";
 import { readHandFlag } from "../chain/hand-flag.ts";
 import { fetchStakerLogs, type LogRangeGovernor } from "../chain/logs.ts";
 import { readStakes } from "../chain/stake-reads.ts";
+import { ViewMemo } from "../chain/view-memo.ts";
 import { citizenRowOf } from "../project/citizen-row.ts";
 import { type Season, toEventRow } from "../project/event-rows.ts";
 import { AmbiguousHandClaim, buildCitizenStake } from "../project/stake-facts.ts";
@@ -144,7 +145,7 @@ async function stakeFacts(
   citizens: Map<string, CitizenRow>,
 ): Promise<CitizenStakeRow[]> {
   const reads = await readStakes(
-    deps.client,
+    new ViewMemo(deps.client),
     deps.contracts,
     stakeEvents.map((event) => ({
       season: event.citizenSeason as Season,
