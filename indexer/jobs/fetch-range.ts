@@ -1,6 +1,6 @@
 import type { Block, Hex, PublicClient } from "viem";
 import type { CitizenRow, CitizenStakeRow, StakerEventRow } from "../../db/schema.ts";
-import { bytesBonus, isCitizenAsset } from "../../lib/vocabulary.ts";
+import { isCitizenAsset } from "../../lib/vocabulary.ts";
 import { type CitizenKey, readCitizens } from "../chain/citizen-reads.ts";
 import type { StakerContracts } from "../chain/contracts.ts";
 import { readHandFlag } from "../chain/hand-flag.ts";
@@ -9,6 +9,7 @@ import { readStakes } from "../chain/stake-reads.ts";
 import { ViewMemo } from "../chain/view-memo.ts";
 import { citizenRowOf } from "../project/citizen-row.ts";
 import { type Season, toEventRow } from "../project/event-rows.ts";
+import { type StakeContext, stakeContexts } from "../project/stake-context.ts";
 import { AmbiguousHandClaim, buildCitizenStake } from "../project/stake-facts.ts";
 import type { IndexerStore, RangeWrite } from "../store/index.ts";
 import type { CitizenReadCache } from "./citizen-read-cache.ts";
@@ -69,8 +70,9 @@ export async function fetchRange(
 
   const events = logs.map((log) => toEventRow(log, contracts));
   const stakeEvents = events.filter(isCitizenStake);
+  const contexts = stakeContexts(stakeEvents, events, to);
   const { citizens, readFailures } = await citizensOf(deps, stakeEvents, to);
-  const stakes = await stakeFacts(deps, stakeEvents, events, citizens);
+  const stakes = await stakeFacts(deps, stakeEvents, contexts, citizens);
 
   const again = await client.getBlock({ blockNumber: to });
   if (again.hash !== last.hash) throw new ReorgDetected(`block ${to} changed during the fetch`);
@@ -141,7 +143,7 @@ async function citizensOf(
 async function stakeFacts(
   deps: RangeIndexerDeps,
   stakeEvents: StakerEventRow[],
-  allEvents: StakerEventRow[],
+  contexts: StakeContext[],
   citizens: Map<string, CitizenRow>,
 ): Promise<CitizenStakeRow[]> {
   const reads = await readStakes(
@@ -162,7 +164,7 @@ async function stakeFacts(
         event,
         citizen: citizens.get(keyOf(event.citizenSeason!, event.citizenId!))!,
         reads: reads[i]!,
-        laterBonusInBlock: laterBonusInBlock(event, allEvents),
+        laterBonusInBlock: contexts[i]!.laterBonusInBlock,
       };
       try {
         return buildCitizenStake(input);
@@ -171,41 +173,10 @@ async function stakeFacts(
         const handFlag = await readHandFlag(deps.client, deps.contracts.staker, {
           transactionHash: event.transactionHash as Hex,
           citizenId: event.citizenId!,
-          occurrence: occurrenceInTransaction(event, allEvents),
+          occurrence: contexts[i]!.occurrenceInTransaction,
         });
         return buildCitizenStake({ ...input, handFlag });
       }
     }),
   );
-}
-
-/** BYTES deposited into this stake after it in the same block: already in end-of-block points. */
-function laterBonusInBlock(stake: StakerEventRow, events: StakerEventRow[]): bigint {
-  let bonus = 0n;
-  for (const event of events) {
-    if (
-      event.blockNumber === stake.blockNumber &&
-      event.logIndex > stake.logIndex &&
-      event.event === "Stake" &&
-      event.assetType === "bytes" &&
-      event.citizenSeason === stake.citizenSeason &&
-      event.citizenId === stake.citizenId &&
-      event.account === stake.account
-    ) {
-      bonus += bytesBonus(event.amountOrTokenId ?? 0n);
-    }
-  }
-  return bonus;
-}
-
-/** How many stakes of the same citizen the same transaction made before this one. */
-function occurrenceInTransaction(stake: StakerEventRow, events: StakerEventRow[]): number {
-  return events.filter(
-    (event) =>
-      event.transactionHash === stake.transactionHash &&
-      event.logIndex < stake.logIndex &&
-      isCitizenStake(event) &&
-      event.citizenSeason === stake.citizenSeason &&
-      event.citizenId === stake.citizenId,
-  ).length;
 }
