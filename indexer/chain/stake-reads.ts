@@ -1,14 +1,15 @@
 import type { Address } from "viem";
 import { mainnetStakerAbi as stakerAbi } from "../../contracts/generated/MainnetStaker.ts";
 import type { Season } from "../../lib/vocabulary.ts";
+import { ReadReverted } from "./call-failure.ts";
 import type { StakerContracts } from "./contracts.ts";
 import { vaultAbi } from "./token-abis.ts";
 import type { ViewMemo } from "./view-memo.ts";
 
-/** What the chain said at the stake's block about one S1 or S2 stake. */
+/** What the chain said at one block (the stake's own, or a later one) about one S1 or S2 stake. */
 export interface StakeReads {
   timelockEndTime: bigint;
-  /** stakedS1/stakedS2 points at the end of the stake's block. */
+  /** stakedS1/stakedS2 points at the end of that block. */
   points: bigint;
   stakedVaultId?: bigint;
   hasVault?: boolean;
@@ -32,8 +33,7 @@ export interface StakeAtBlock {
 /**
  * Reads each stake's state and the configuration it was scored with, at the stake's own block:
  * configuration calls emit no events, so "as of the stake" can only be read there. A call the
- * contract refuses throws ReadReverted. Calls go through `memo`: stakes of one block share the
- * "?" multiplier, a credit yield's points and a vault's multiplier.
+ * contract refuses throws ReadReverted.
  */
 export function readStakes(
   memo: ViewMemo,
@@ -41,6 +41,26 @@ export function readStakes(
   stakes: readonly StakeAtBlock[],
 ): Promise<StakeReads[]> {
   return Promise.all(stakes.map((stake) => readStake(memo, contracts, stake)));
+}
+
+/**
+ * The same reads, each at the block given (a later one than the stake's, whose answers the
+ * caller must prove hold for the stake): stakes read at one block share its multicalls. A stake
+ * whose reads the contract refuses there has none (undefined): its own block will say why.
+ */
+export function tryReadStakes(
+  memo: ViewMemo,
+  contracts: StakerContracts,
+  stakes: readonly StakeAtBlock[],
+): Promise<(StakeReads | undefined)[]> {
+  return Promise.all(
+    stakes.map((stake) =>
+      readStake(memo, contracts, stake).catch((error: unknown) => {
+        if (error instanceof ReadReverted) return undefined;
+        throw error;
+      }),
+    ),
+  );
 }
 
 function readStake(

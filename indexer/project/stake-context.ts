@@ -87,6 +87,30 @@ export function bonusThrough(context: StakeContext, blockNumber: bigint): bigint
   return bonus;
 }
 
+/**
+ * Where to read each stake so the chain answers for all of them at as few blocks as possible:
+ * any block from the stake's own to its `heldThrough` shows its entry, so the stakes that
+ * overlap share the earliest end among them (the fewest points that stab every interval),
+ * which is the chunk's last block for every stake nothing moves later. A stake moved in its
+ * own block has none (undefined).
+ */
+export function readBlocks(
+  stakes: readonly StakerEventRow[],
+  contexts: readonly StakeContext[],
+): (bigint | undefined)[] {
+  const blocks: (bigint | undefined)[] = stakes.map(() => undefined);
+  const order = stakes
+    .map((stake, i) => ({ from: stake.blockNumber, through: contexts[i]!.heldThrough, i }))
+    .filter((interval) => interval.through >= interval.from)
+    .sort((a, b) => (a.through < b.through ? -1 : a.through > b.through ? 1 : 0));
+  let point: bigint | undefined;
+  for (const interval of order) {
+    if (point === undefined || point < interval.from) point = interval.through;
+    blocks[interval.i] = point;
+  }
+  return blocks;
+}
+
 function chainOrder(a: StakerEventRow, b: StakerEventRow): number {
   if (a.blockNumber !== b.blockNumber) return a.blockNumber < b.blockNumber ? -1 : 1;
   return a.logIndex - b.logIndex;

@@ -1,14 +1,16 @@
-/** What a chunk's other events say about each of its stakes, from one pass per citizen. */
+/**
+ * What a chunk's other events say about each of its stakes (one pass per citizen), and where
+ * the chunk reads its stakes so that as few blocks as possible answer for all of them.
+ */
 import { describe, expect, test } from "bun:test";
 import type { StakerEventRow } from "../../db/schema.ts";
-import { bonusThrough, stakeContexts } from "../../indexer/project/stake-context.ts";
+import { bonusThrough, readBlocks, stakeContexts } from "../../indexer/project/stake-context.ts";
 
 const E18 = 10n ** 18n;
 const A = "0x000000000000000000000000000000000000000a";
 const B = "0x000000000000000000000000000000000000000b";
-const DAY = 86_400n;
 /** 30 days at 1.25x. */
-const OPTION = ((30n * DAY) << 128n) | 125n;
+const OPTION = ((30n * 86_400n) << 128n) | 125n;
 
 const base = (block: number, logIndex: number, account: string) => ({
   blockNumber: BigInt(block),
@@ -104,5 +106,32 @@ describe("what a chunk's later events say about each stake", () => {
     const inOneTransaction = [stake(3, 1, 1, 7), withdraw(3, 2, 1, 7), stake(3, 3, 1, 7)];
     const { contexts } = contextsOf([stake(2, 0, 1, 7), withdraw(2, 1, 1, 7), ...inOneTransaction]);
     expect(contexts.map((c) => c.occurrenceInTransaction)).toEqual([0, 0, 1]);
+  });
+});
+
+describe("where a chunk reads its stakes", () => {
+  const blocksOf = (events: StakerEventRow[]) => {
+    const { stakes, contexts } = contextsOf(events);
+    return readBlocks(stakes, contexts);
+  };
+
+  test("stakes nothing moves are all read at the chunk's last block", () => {
+    expect(blocksOf([stake(3, 0, 1, 1), stake(4, 0, 2, 2), stake(20, 0, 1, 3)])).toEqual([
+      20n,
+      20n,
+      20n,
+    ]);
+  });
+
+  test("overlapping stakes share the earliest end among them", () => {
+    const events = [stake(3, 0, 1, 1), stake(5, 0, 1, 2), withdraw(8, 0, 1, 1), stake(10, 0, 1, 3)];
+    expect(blocksOf(events)).toEqual([7n, 7n, 20n]);
+  });
+
+  test("a stake moved in its own block has no later block to read", () => {
+    expect(blocksOf([stake(3, 0, 1, 1), withdraw(3, 1, 1, 1), stake(4, 0, 1, 2)])).toEqual([
+      undefined,
+      20n,
+    ]);
   });
 });
