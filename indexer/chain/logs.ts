@@ -20,6 +20,8 @@ interface RpcLog {
   blockHash: Hex;
   transactionHash: Hex;
   logIndex: Hex;
+  /** Newer nodes (geth 1.16, reth, anvil) give the block's time with each log. */
+  blockTimestamp?: Hex;
   topics: [Hex, ...Hex[]];
   data: Hex;
   removed?: boolean;
@@ -32,6 +34,7 @@ function decodeStakerLog(log: RpcLog) {
     blockHash: log.blockHash.toLowerCase() as Hex,
     transactionHash: log.transactionHash.toLowerCase() as Hex,
     logIndex: Number(log.logIndex),
+    blockTimestamp: log.blockTimestamp === undefined ? undefined : BigInt(log.blockTimestamp),
     decoded,
   };
 }

@@ -24,6 +24,8 @@ export function startRpcFaultProxy(options: {
   refuseMethods?: Record<string, RpcErrorAnswer>;
   /** eth_calls that carry a state override answered with this error, as a node without them. */
   refuseStateOverride?: RpcErrorAnswer;
+  /** Answer eth_getLogs without each log's blockTimestamp, as nodes before it existed do. */
+  logsWithoutTimestamps?: boolean;
   seed?: string;
 }) {
   const random = new SeededRandom(options.seed ?? "faults");
@@ -74,10 +76,24 @@ export function startRpcFaultProxy(options: {
     if (refused) counts.refusedMethods++;
     return refused;
   };
+  const withoutLogTimestamps = (answer: string) => {
+    const parsed = JSON.parse(answer) as { result?: unknown } | { result?: unknown }[];
+    for (const each of [parsed].flat()) {
+      if (!Array.isArray(each.result)) continue;
+      for (const log of each.result as Record<string, unknown>[]) delete log.blockTimestamp;
+    }
+    return JSON.stringify(parsed);
+  };
   /** Forwards the calls nothing refuses and answers the rest with the configured error. */
   const forward = async (body: string) => {
     const parsed = JSON.parse(body) as RpcCall | RpcCall[];
     const calls = Array.isArray(parsed) ? parsed : [parsed];
+    if (options.logsWithoutTimestamps && calls.some((call) => call.method === "eth_getLogs")) {
+      return withoutLogTimestamps(await forwardCalls(body, parsed, calls));
+    }
+    return forwardCalls(body, parsed, calls);
+  };
+  const forwardCalls = async (body: string, parsed: RpcCall | RpcCall[], calls: RpcCall[]) => {
     const refusals = new Map(calls.map((call) => [call, refusal(call)]));
     if (![...refusals.values()].some(Boolean)) return send(body);
     const allowed = calls.filter((call) => !refusals.get(call));
