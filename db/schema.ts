@@ -23,6 +23,7 @@ import {
   text,
   timestamp,
 } from "drizzle-orm/pg-core";
+import { STAKER_ASSETS } from "../lib/vocabulary.ts";
 
 const uint256 = (name: string) => numeric(name, { precision: 78, scale: 0, mode: "bigint" });
 const blockNumber = (name: string) => bigint(name, { mode: "bigint" });
@@ -31,7 +32,7 @@ const isHash = (column: string) => sql.raw(`${column} ~ '^0x[0-9a-f]{64}$'`);
 
 export const stakerEventName = pgEnum("staker_event_name", ["Stake", "Withdraw", "Claim"]);
 /** The staker's AssetType enum, told apart by the event's asset address. */
-export const assetType = pgEnum("asset_type", ["s1_citizen", "s2_citizen", "bytes", "lp"]);
+export const assetType = pgEnum("asset_type", STAKER_ASSETS);
 /**
  * Where an S1 stake's Hand flag was learned. It lives only in the stake call's fifth word
  * (STAKER-FACTS §7): `points` when only one reading fits the stored points, `calldata` from a
@@ -243,6 +244,16 @@ export const indexerHealth = pgTable("indexer_health", {
   lastErrorAt: timestamp("last_error_at", { withTimezone: true }),
   /** The last error cannot heal by retrying (an operator must act). */
   fatal: boolean("fatal").notNull().default(false),
+});
+
+/**
+ * JSON-RPC calls the indexer's processes made, by method, summed over every process that ran
+ * workers: `status` shows them per event and per citizen stake.
+ */
+export const rpcCalls = pgTable("rpc_calls", {
+  method: text("method").primaryKey(),
+  calls: bigint("calls", { mode: "number" }).notNull().default(0),
+  since: timestamp("since", { withTimezone: true }).notNull().defaultNow(),
 });
 
 /** Bearer tokens of the read API: only a SHA-256 of each token is kept. */

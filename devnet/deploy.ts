@@ -22,13 +22,13 @@ import {
 import type { DevnetDeployment } from "../lib/devnet-file.ts";
 import { type DevnetConnection, devnetClient, rpcUrlOf } from "./client.ts";
 import {
-  AssetType,
   DAY,
   encodeTimelockOption,
   IDENTITY_CREDIT_POINTS,
   identityCreditYieldTable,
   NO_VAULT_CAP,
   poolConfiguration,
+  STAKER_ASSET_ID,
   TIMELOCK_OPTIONS,
   VAULT_CAP,
   VAULT_CREDIT_MULTIPLIERS,
@@ -140,7 +140,7 @@ export async function deployDevnet(
     }),
   );
 
-  for (const assetType of Object.values(AssetType)) {
+  for (const assetType of Object.values(STAKER_ASSET_ID)) {
     const options = TIMELOCK_OPTIONS[assetType];
     await confirm(
       `configureTimelockOptions(${assetType})`,

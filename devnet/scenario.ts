@@ -16,18 +16,19 @@ import {
   s2CitizenAbi,
   vaultAbi,
 } from "../contracts/generated/index.ts";
+import type { Season } from "../lib/vocabulary.ts";
 import { BlockBuilder, type PlannedTransaction } from "./block-builder.ts";
 import { type DevnetConnection, devnetClient } from "./client.ts";
 import type { DevnetDeployment } from "./deploy.ts";
 import { SeededRandom } from "./random.ts";
 import {
-  AssetType,
   BYTES_UNIT,
   citizenRewardRate,
   DAY,
   HAND_CLASS,
   type IdentityKind,
   NO_VAULT_CAP,
+  STAKER_ASSET_ID,
   TIMELOCK_OPTIONS,
   VAULT_CAP,
   VAULT_TIERS,
@@ -342,7 +343,7 @@ export class Scenario {
     const random = this.random;
     const wallet = this.walletOf(citizen.owner);
     const optionId = Number(random.weighted(TIMELOCK_WEIGHTS));
-    const [duration] = TIMELOCK_OPTIONS[AssetType.S1_CITIZEN][optionId] ?? [0n];
+    const [duration] = TIMELOCK_OPTIONS[STAKER_ASSET_ID.s1_citizen][optionId] ?? [0n];
     let stakedVault = 0n;
     if (citizen.componentVault === 0n && wallet.looseVaults.length > 0 && random.chance(0.5)) {
       stakedVault = wallet.looseVaults.pop() as bigint;
@@ -357,7 +358,7 @@ export class Scenario {
           ? random.pick([2n, 255n])
           : 0n;
     this.staker(
-      stakeCalldata(AssetType.S1_CITIZEN, optionId, id as bigint, stakedVault, handClaimant),
+      stakeCalldata(STAKER_ASSET_ID.s1_citizen, optionId, id as bigint, stakedVault, handClaimant),
       citizen.owner,
       `stake S1 ${id}`,
     );
@@ -377,9 +378,9 @@ export class Scenario {
     const citizen = id === undefined ? undefined : this.s2.get(id);
     if (!citizen || citizen.usableFromBlock > this.blockIndex) return false;
     const optionId = Number(this.random.weighted(TIMELOCK_WEIGHTS));
-    const [duration] = TIMELOCK_OPTIONS[AssetType.S2_CITIZEN][optionId] ?? [0n];
+    const [duration] = TIMELOCK_OPTIONS[STAKER_ASSET_ID.s2_citizen][optionId] ?? [0n];
     this.staker(
-      stakeCalldata(AssetType.S2_CITIZEN, optionId, citizen.id),
+      stakeCalldata(STAKER_ASSET_ID.s2_citizen, optionId, citizen.id),
       citizen.owner,
       `stake S2 ${id}`,
     );
@@ -397,7 +398,7 @@ export class Scenario {
     return this.random.bigintUpTo(cap);
   }
 
-  private stakeBytes(season: 1 | 2): boolean {
+  private stakeBytes(season: Season): boolean {
     const pool = season === 1 ? this.stakedS1 : this.stakedS2;
     const id = pool.pick(this.random);
     if (id === undefined) return false;
@@ -407,7 +408,7 @@ export class Scenario {
     const amount = this.depositAmount(cap - citizen.stake.bytes);
     if (amount === 0n) return false;
     this.staker(
-      stakeCalldata(AssetType.BYTES, 0, amount, id, BigInt(season)),
+      stakeCalldata(STAKER_ASSET_ID.bytes, 0, amount, id, BigInt(season)),
       citizen.owner,
       `stake ${amount} BYTES wei into S${season} ${id}`,
     );
@@ -415,7 +416,7 @@ export class Scenario {
     return true;
   }
 
-  private withdraw(season: 1 | 2): boolean {
+  private withdraw(season: Season): boolean {
     const pool = season === 1 ? this.stakedS1 : this.stakedS2;
     const id = pool.pick(this.random);
     if (id === undefined) return false;
@@ -478,10 +479,10 @@ export class Scenario {
     const wallet = this.random.pick(this.wallets);
     // The first LP stake fixes the multiplier until the position is emptied.
     const optionId = wallet.lp.amount > 0n ? wallet.lp.optionId : this.random.int(0, 5);
-    const [duration] = TIMELOCK_OPTIONS[AssetType.LP][optionId] ?? [0n];
+    const [duration] = TIMELOCK_OPTIONS[STAKER_ASSET_ID.lp][optionId] ?? [0n];
     const amount = this.random.bigintUpTo(50n * BYTES_UNIT);
     this.staker(
-      stakeCalldata(AssetType.LP, optionId, amount),
+      stakeCalldata(STAKER_ASSET_ID.lp, optionId, amount),
       wallet.address,
       `stake ${amount} LP`,
     );
@@ -495,7 +496,11 @@ export class Scenario {
     const amount = this.random.chance(0.5)
       ? wallet.lp.amount
       : this.random.bigintUpTo(wallet.lp.amount);
-    this.staker(withdrawCalldata(AssetType.LP, amount), wallet.address, `withdraw ${amount} LP`);
+    this.staker(
+      withdrawCalldata(STAKER_ASSET_ID.lp, amount),
+      wallet.address,
+      `withdraw ${amount} LP`,
+    );
     wallet.lp.amount -= amount;
     return true;
   }

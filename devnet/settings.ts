@@ -3,8 +3,9 @@
  * identity credit points, vault multipliers, caps, and the reward-rate table that maps a citizen's
  * identity and component vault to its credit yield.
  */
-export const AssetType = { S1_CITIZEN: 0, S2_CITIZEN: 1, BYTES: 2, LP: 3 } as const;
-export type AssetType = (typeof AssetType)[keyof typeof AssetType];
+import { STAKER_ASSET_ID, type StakerAssetId } from "../lib/vocabulary.ts";
+
+export { HAND_CLASS, STAKER_ASSET_ID, type StakerAssetId } from "../lib/vocabulary.ts";
 
 export const DAY = 86_400n;
 export const MONTH = 30n * DAY;
@@ -15,27 +16,21 @@ export const NO_VAULT_CAP = 200n * BYTES_UNIT;
 /** Basis points of every claim minted to the treasury (3%). */
 export const DAO_TAX = 300n;
 
-export { HAND_CLASS } from "../lib/vocabulary.ts";
-
 /** The value a Stake event carries: duration in the high 128 bits, multiplier in the low 128. */
 export function encodeTimelockOption(durationSeconds: bigint, multiplier: bigint): bigint {
   return (durationSeconds << 128n) | multiplier;
 }
 
-export function decodeTimelockOption(encoded: bigint): { duration: bigint; multiplier: bigint } {
-  return { duration: encoded >> 128n, multiplier: encoded & ((1n << 128n) - 1n) };
-}
-
 /** Option id = index; [duration in seconds, multiplier in hundredths]. */
-export const TIMELOCK_OPTIONS: Record<AssetType, readonly (readonly [bigint, bigint])[]> = {
-  [AssetType.S1_CITIZEN]: [
+export const TIMELOCK_OPTIONS: Record<StakerAssetId, readonly (readonly [bigint, bigint])[]> = {
+  [STAKER_ASSET_ID.s1_citizen]: [
     [1n * MONTH, 100n],
     [3n * MONTH, 125n],
     [6n * MONTH, 150n],
     [12n * MONTH, 200n],
     [24n * MONTH, 300n],
   ],
-  [AssetType.S2_CITIZEN]: [
+  [STAKER_ASSET_ID.s2_citizen]: [
     [1n * MONTH, 100n],
     [3n * MONTH, 125n],
     [6n * MONTH, 150n],
@@ -43,8 +38,8 @@ export const TIMELOCK_OPTIONS: Record<AssetType, readonly (readonly [bigint, big
     [24n * MONTH, 200n],
   ],
   // BYTES stakes need a configured option id, but its duration and multiplier are never used.
-  [AssetType.BYTES]: [[1n * MONTH, 100n]],
-  [AssetType.LP]: [
+  [STAKER_ASSET_ID.bytes]: [[1n * MONTH, 100n]],
+  [STAKER_ASSET_ID.lp]: [
     [1n * MONTH, 100n],
     [3n * MONTH, 125n],
     [6n * MONTH, 150n],
@@ -130,7 +125,7 @@ export function poolConfiguration(startTime: bigint) {
   const perSecond = (bytesPerDay: bigint) => (bytesPerDay * BYTES_UNIT) / DAY;
   return [
     {
-      assetType: AssetType.S1_CITIZEN,
+      assetType: STAKER_ASSET_ID.s1_citizen,
       daoTax: DAO_TAX,
       rewardWindows: [
         { startTime, reward: perSecond(10_000n) },
@@ -138,16 +133,20 @@ export function poolConfiguration(startTime: bigint) {
       ],
     },
     {
-      assetType: AssetType.S2_CITIZEN,
+      assetType: STAKER_ASSET_ID.s2_citizen,
       daoTax: DAO_TAX,
       rewardWindows: [{ startTime, reward: perSecond(4_000n) }],
     },
     {
-      assetType: AssetType.LP,
+      assetType: STAKER_ASSET_ID.lp,
       daoTax: DAO_TAX,
       rewardWindows: [{ startTime, reward: perSecond(6_000n) }],
     },
     // Unused for rewards, but BYTES stakes revert UnconfiguredPool without a window.
-    { assetType: AssetType.BYTES, daoTax: DAO_TAX, rewardWindows: [{ startTime, reward: 0n }] },
+    {
+      assetType: STAKER_ASSET_ID.bytes,
+      daoTax: DAO_TAX,
+      rewardWindows: [{ startTime, reward: 0n }],
+    },
   ];
 }

@@ -4,12 +4,17 @@
  */
 import { type Address, encodeFunctionData, type Hex } from "viem";
 import { bytesTokenAbi, neoTokyoStakerAbi, s1CitizenAbi } from "../contracts/generated/index.ts";
+import {
+  CITIZEN_ASSET_OF_SEASON,
+  type Season,
+  STAKER_ASSET_ID,
+  type StakerAssetId,
+} from "../lib/vocabulary.ts";
 import type { DevnetAddresses } from "./deploy.ts";
-import { AssetType } from "./settings.ts";
 
 /** The words after the option id mean, per asset: S1 (citizen, vault, hand claimant), S2 (citizen), BYTES (amount, citizen, season), LP (amount). */
 export function stakeCalldata(
-  assetType: AssetType,
+  assetType: StakerAssetId,
   optionId: number,
   a: bigint,
   b = 0n,
@@ -23,7 +28,7 @@ export function stakeCalldata(
 }
 
 /** A citizen id for S1/S2, an amount for LP. */
-export function withdrawCalldata(assetType: AssetType, idOrAmount: bigint): Hex {
+export function withdrawCalldata(assetType: StakerAssetId, idOrAmount: bigint): Hex {
   return encodeFunctionData({
     abi: neoTokyoStakerAbi,
     functionName: "withdraw",
@@ -31,8 +36,8 @@ export function withdrawCalldata(assetType: AssetType, idOrAmount: bigint): Hex 
   });
 }
 
-export function citizenAssetType(season: 1 | 2): AssetType {
-  return season === 1 ? AssetType.S1_CITIZEN : AssetType.S2_CITIZEN;
+export function citizenAssetType(season: Season): StakerAssetId {
+  return STAKER_ASSET_ID[CITIZEN_ASSET_OF_SEASON[season]];
 }
 
 /** The wallet's approvals of the staker: its citizens and vaults, its BYTES and its LP. */

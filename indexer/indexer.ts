@@ -89,6 +89,8 @@ const isFatal = (error: unknown) => FATAL.some((kind) => error instanceof kind);
 
 /** How often every process with workers looks for lost work (see requeueLostRanges). */
 const RECONCILE_INTERVAL_MS = 5_000;
+/** How often a process with workers adds its RPC calls to rpc_calls (and once when it closes). */
+const RPC_REPORT_INTERVAL_MS = 5_000;
 
 /**
  * Builds one indexer process: the chain client, the store, the queues, and (on `start`) the
@@ -160,6 +162,23 @@ export async function createIndexer(options: IndexerOptions) {
   };
   const workers: Worker[] = [];
   const timers: ReturnType<typeof setInterval>[] = [];
+
+  // This process's calls already added to rpc_calls; reports run one at a time, so none counts twice.
+  let reportedRpcCalls: Record<string, number> = {};
+  let rpcReport: Promise<void> | undefined;
+  function reportRpcCalls(): Promise<void> {
+    const previous = rpcReport ?? Promise.resolve();
+    rpcReport = previous.then(async () => {
+      const now = await metrics.rpcCalls();
+      const added: Record<string, number> = {};
+      for (const [method, calls] of Object.entries(now)) {
+        added[method] = calls - (reportedRpcCalls[method] ?? 0);
+      }
+      await store.addRpcCalls(added);
+      reportedRpcCalls = now;
+    });
+    return rpcReport;
+  }
 
   /**
    * Records the failure where `status` and /readyz see it, then fails the job: fatal errors
@@ -378,6 +397,13 @@ export async function createIndexer(options: IndexerOptions) {
       );
       timers.push(
         setInterval(() => {
+          reportRpcCalls().catch((error) =>
+            log.warn({ err: errorSummary(error) }, "could not record this process's RPC calls"),
+          );
+        }, RPC_REPORT_INTERVAL_MS),
+      );
+      timers.push(
+        setInterval(() => {
           requeueLostRanges(deps, options.chunkSize).catch((error) =>
             log.warn({ err: errorSummary(error) }, "could not check for lost chunk jobs"),
           );
@@ -417,7 +443,13 @@ export async function createIndexer(options: IndexerOptions) {
     async close() {
       for (const timer of timers.splice(0)) clearInterval(timer);
       await stopWatchingHeads?.();
+      const hadWorkers = workers.length > 0;
       await Promise.all(workers.map((worker) => worker.close()));
+      if (hadWorkers) {
+        await reportRpcCalls().catch((error) =>
+          log.warn({ err: errorSummary(error) }, "could not record this process's RPC calls"),
+        );
+      }
       await queues.close();
       redis.disconnect();
       await database.close();

@@ -9,12 +9,27 @@ export type Season = 1 | 2;
 /** The API's name for a season. */
 export type CitizenType = "s1" | "s2";
 
-/** The staker's citizen asset types, as stored in staker_events.asset_type. */
+/** The staker's asset types, as stored in staker_events.asset_type. */
+export const STAKER_ASSETS = ["s1_citizen", "s2_citizen", "bytes", "lp"] as const;
+export type StakerAsset = (typeof STAKER_ASSETS)[number];
+
+/**
+ * The staker's AssetType enum (uint8), which `stake` and `withdraw` take. Logs never carry it:
+ * they carry the asset's address (STAKER-FACTS §1).
+ */
+export const STAKER_ASSET_ID = { s1_citizen: 0, s2_citizen: 1, bytes: 2, lp: 3 } as const;
+export type StakerAssetId = (typeof STAKER_ASSET_ID)[StakerAsset];
+
+/** The staker's citizen asset types. */
 export const CITIZEN_ASSETS = ["s1_citizen", "s2_citizen"] as const;
 export type CitizenAsset = (typeof CITIZEN_ASSETS)[number];
 
 export const SEASON_OF_ASSET: Record<CitizenAsset, Season> = { s1_citizen: 1, s2_citizen: 2 };
 export const SEASON_OF_TYPE: Record<CitizenType, Season> = { s1: 1, s2: 2 };
+export const CITIZEN_ASSET_OF_SEASON: Record<Season, CitizenAsset> = {
+  1: "s1_citizen",
+  2: "s2_citizen",
+};
 
 /** Whether an event's asset type is a citizen (not BYTES, LP or none). */
 export function isCitizenAsset(assetType: string | null | undefined): assetType is CitizenAsset {

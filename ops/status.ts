@@ -93,5 +93,17 @@ export function renderStatus(status: Status, settings: StatusSettings): string[]
     "hand flags",
     `${counts.inferredHandClaims} inferred (contract-wallet stakes; the node has no trace API)`,
   );
+  line("rpc calls", renderRpcCalls(counts));
   return lines;
+}
+
+/** The calls every worker process made, against what is stored: the cost of indexing so far. */
+function renderRpcCalls(counts: Status["counts"]): string {
+  const methods = Object.entries(counts.rpcCalls).sort(([, a], [, b]) => b - a);
+  if (methods.length === 0) return "none recorded yet";
+  const total = methods.reduce((sum, [, calls]) => sum + calls, 0);
+  const per = (calls: number, of: number) => (of > 0 ? (calls / of).toFixed(3) : "-");
+  const ethCalls = counts.rpcCalls.eth_call ?? 0;
+  const byMethod = methods.map(([method, calls]) => `${method} ${calls}`).join(", ");
+  return `${total} (${per(total, counts.events)} per event); eth_call ${ethCalls} (${per(ethCalls, counts.citizenStakes)} per citizen stake); ${byMethod}`;
 }

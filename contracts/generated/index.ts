@@ -8,4 +8,5 @@ export * from "./NeoTokyoStaker.ts";
 export * from "./S1Citizen.ts";
 export * from "./S2Citizen.ts";
 export * from "./StakerLogFlood.ts";
+export * from "./StaticCallBatch.ts";
 export * from "./Vault.ts";

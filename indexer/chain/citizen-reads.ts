@@ -1,7 +1,14 @@
-import type { Address, PublicClient } from "viem";
+import {
+  type Address,
+  decodeFunctionResult,
+  encodeFunctionData,
+  type Hex,
+  type PublicClient,
+} from "viem";
 import type { Season } from "../../lib/vocabulary.ts";
 import { ReadReverted } from "./call-failure.ts";
 import type { StakerContracts } from "./contracts.ts";
+import { readStaticCalls } from "./static-call-batch.ts";
 import { identityAbi, s1CitizenAbi, s2CitizenAbi } from "./token-abis.ts";
 import { readUnbatched } from "./unbatched-read.ts";
 import { readView } from "./view-read.ts";
@@ -14,8 +21,8 @@ export interface CitizenKey {
 /** A citizen's tokenURI, or why the contract refused it (metadata is optional: data, not a fault). */
 export type TokenUriReading = { uri: string } | { reverted: string };
 
-/** What the citizen contracts say of one citizen, raw. */
-export interface CitizenReading {
+/** What the citizen contracts say of one citizen's components, raw. */
+interface CitizenComponents {
   season: Season;
   citizenId: bigint;
   identityId: bigint;
@@ -25,13 +32,18 @@ export interface CitizenReading {
   componentVaultId?: bigint;
   rewardRate?: bigint;
   identityClass?: string;
+}
+
+/** What the citizen contracts say of one citizen, raw. */
+export interface CitizenReading extends CitizenComponents {
   tokenUri: TokenUriReading;
 }
 
 /**
- * The components of each citizen, read at `blockNumber`. The calls are issued together so
- * viem folds those of one block into a single multicall. A component getter that reverts throws
- * ReadReverted (the points or the record depend on it); a tokenURI that reverts is recorded.
+ * The components and tokenURI of each citizen, read at `blockNumber`. The component calls are
+ * issued together so viem folds those of one block into a single multicall; the tokenURIs go in
+ * batches of their own (readTokenUris). A component getter that reverts throws ReadReverted (the
+ * points or the record depend on it); a tokenURI that reverts is recorded.
  */
 export async function readCitizens(
   client: PublicClient,
@@ -39,13 +51,17 @@ export async function readCitizens(
   keys: readonly CitizenKey[],
   blockNumber: bigint,
 ): Promise<CitizenReading[]> {
-  return Promise.all(
-    keys.map((key) =>
-      key.season === 1
-        ? readS1Citizen(client, contracts, key.citizenId, blockNumber)
-        : readS2Citizen(client, contracts, key.citizenId, blockNumber),
+  const [components, tokenUris] = await Promise.all([
+    Promise.all(
+      keys.map((key) =>
+        key.season === 1
+          ? readS1Citizen(client, contracts, key.citizenId, blockNumber)
+          : readS2Citizen(client, contracts, key.citizenId, blockNumber),
+      ),
     ),
-  );
+    readTokenUris(client, contracts, keys, blockNumber),
+  ]);
+  return components.map((reading, i) => ({ ...reading, tokenUri: tokenUris[i]! }));
 }
 
 async function readS1Citizen(
@@ -53,7 +69,7 @@ async function readS1Citizen(
   contracts: StakerContracts,
   citizenId: bigint,
   blockNumber: bigint,
-): Promise<CitizenReading> {
+): Promise<CitizenComponents> {
   const read = (
     functionName:
       | "getIdentityIdOfTokenId"
@@ -69,15 +85,13 @@ async function readS1Citizen(
       args: [citizenId],
       blockNumber,
     });
-  const [identityId, componentVaultId, itemCacheId, landDeedId, rewardRate, tokenUri] =
-    await Promise.all([
-      read("getIdentityIdOfTokenId"),
-      read("getVaultIdOfTokenId"),
-      read("getItemCacheIdOfTokenId"),
-      read("getLandDeedIdOfTokenId"),
-      read("getRewardRateOfTokenId"),
-      readTokenUri(client, contracts.s1Citizen, citizenId, blockNumber),
-    ]);
+  const [identityId, componentVaultId, itemCacheId, landDeedId, rewardRate] = await Promise.all([
+    read("getIdentityIdOfTokenId"),
+    read("getVaultIdOfTokenId"),
+    read("getItemCacheIdOfTokenId"),
+    read("getLandDeedIdOfTokenId"),
+    read("getRewardRateOfTokenId"),
+  ]);
   const identityClass = await readView(client, {
     address: contracts.identity,
     abi: identityAbi,
@@ -94,7 +108,6 @@ async function readS1Citizen(
     componentVaultId,
     rewardRate,
     identityClass,
-    tokenUri,
   };
 }
 
@@ -103,7 +116,7 @@ async function readS2Citizen(
   contracts: StakerContracts,
   citizenId: bigint,
   blockNumber: bigint,
-): Promise<CitizenReading> {
+): Promise<CitizenComponents> {
   const read = (
     functionName: "getIdentityIdOfTokenId" | "getItemCacheIdOfTokenId" | "getLandDeedIdOfTokenId",
   ) =>
@@ -114,34 +127,62 @@ async function readS2Citizen(
       args: [citizenId],
       blockNumber,
     });
-  const [identityId, itemCacheId, landDeedId, tokenUri] = await Promise.all([
+  const [identityId, itemCacheId, landDeedId] = await Promise.all([
     read("getIdentityIdOfTokenId"),
     read("getItemCacheIdOfTokenId"),
     read("getLandDeedIdOfTokenId"),
-    readTokenUri(client, contracts.s2Citizen, citizenId, blockNumber),
   ]);
-  return { season: 2, citizenId, identityId, itemCacheId, landDeedId, tokenUri };
+  return { season: 2, citizenId, identityId, itemCacheId, landDeedId };
 }
 
-/** The tokenURI of each citizen at `blockNumber` (an operator's retry of failed metadata). */
-export function readTokenUris(
+/**
+ * The tokenURI of each citizen at `blockNumber`, many to an eth_call (the indexer's reads, and an
+ * operator's retry of failed metadata). A metadata contract may revert, answer garbage or halt,
+ * so each call runs with a gas cap of its own (static-call-batch.ts). Whatever the batch has no
+ * clean answer for is read again alone, so each failure is recorded in the very words the
+ * single call gives (a halt's name, a revert's reason, an answer that does not decode).
+ */
+export async function readTokenUris(
   client: PublicClient,
   contracts: StakerContracts,
   keys: readonly CitizenKey[],
   blockNumber: bigint,
 ): Promise<TokenUriReading[]> {
+  const addressOf = (key: CitizenKey) =>
+    key.season === 1 ? contracts.s1Citizen : contracts.s2Citizen;
+  const returned = await readStaticCalls(
+    client,
+    keys.map((key) => ({
+      to: addressOf(key),
+      data: encodeFunctionData({
+        abi: s1CitizenAbi,
+        functionName: "tokenURI",
+        args: [key.citizenId],
+      }),
+    })),
+    blockNumber,
+  );
   return Promise.all(
-    keys.map((key) =>
-      readTokenUri(
-        client,
-        key.season === 1 ? contracts.s1Citizen : contracts.s2Citizen,
-        key.citizenId,
-        blockNumber,
-      ),
-    ),
+    keys.map((key, i) => {
+      const uri = decodedTokenUri(returned[i]);
+      return uri === undefined
+        ? readTokenUri(client, addressOf(key), key.citizenId, blockNumber)
+        : { uri };
+    }),
   );
 }
 
+function decodedTokenUri(data: Hex | undefined): string | undefined {
+  if (data === undefined) return undefined;
+  try {
+    return decodeFunctionResult({ abi: s1CitizenAbi, functionName: "tokenURI", data });
+  } catch {
+    // Read again alone: the single call records why it does not decode.
+    return undefined;
+  }
+}
+
+/** One tokenURI in an eth_call of its own, a revert recorded as the reading. */
 async function readTokenUri(
   client: PublicClient,
   address: Address,

@@ -1,25 +1,16 @@
 import {
   type Address,
   BaseError,
-  decodeEventLog,
   type Hex,
   HttpRequestError,
   numberToHex,
   type PublicClient,
   ResponseBodyTooLargeError,
-  toEventSelector,
   withRetry,
 } from "viem";
-import { mainnetStakerAbi as stakerAbi } from "../../contracts/generated/MainnetStaker.ts";
 import { errorSummary } from "../../lib/log.ts";
 import { RPC_RETRY_COUNT, rpcRetryDelay } from "./client.ts";
-
-const STAKER_EVENTS = ["Stake", "Withdraw", "Claim"] as const;
-const topics = STAKER_EVENTS.map((name) => {
-  const event = stakerAbi.find((item) => item.type === "event" && item.name === name);
-  if (event?.type !== "event") throw new Error(`staker ABI has no ${name} event`);
-  return toEventSelector(event);
-});
+import { decodeStakerEvent, STAKER_TOPICS } from "./staker-log-decoder.ts";
 
 /** A Stake, Withdraw or Claim log with its position in the chain and its decoded arguments. */
 export type StakerLog = ReturnType<typeof decodeStakerLog>;
@@ -29,23 +20,21 @@ interface RpcLog {
   blockHash: Hex;
   transactionHash: Hex;
   logIndex: Hex;
+  /** Newer nodes (geth 1.16, reth, anvil) give the block's time with each log. */
+  blockTimestamp?: Hex;
   topics: [Hex, ...Hex[]];
   data: Hex;
   removed?: boolean;
 }
 
 function decodeStakerLog(log: RpcLog) {
-  const decoded = decodeEventLog({
-    abi: stakerAbi,
-    topics: log.topics,
-    data: log.data,
-    strict: true,
-  });
+  const decoded = decodeStakerEvent(log.topics, log.data);
   return {
     blockNumber: BigInt(log.blockNumber),
     blockHash: log.blockHash.toLowerCase() as Hex,
     transactionHash: log.transactionHash.toLowerCase() as Hex,
     logIndex: Number(log.logIndex),
+    blockTimestamp: log.blockTimestamp === undefined ? undefined : BigInt(log.blockTimestamp),
     decoded,
   };
 }
@@ -156,7 +145,7 @@ export async function fetchStakerLogs(
                   address: staker,
                   fromBlock: numberToHex(start),
                   toBlock: numberToHex(end),
-                  topics: [topics],
+                  topics: [STAKER_TOPICS],
                 },
               ],
             },

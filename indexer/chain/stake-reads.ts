@@ -1,14 +1,15 @@
-import type { Address, PublicClient } from "viem";
+import type { Address } from "viem";
 import { mainnetStakerAbi as stakerAbi } from "../../contracts/generated/MainnetStaker.ts";
 import type { Season } from "../../lib/vocabulary.ts";
+import { ReadReverted } from "./call-failure.ts";
 import type { StakerContracts } from "./contracts.ts";
 import { vaultAbi } from "./token-abis.ts";
-import { readView } from "./view-read.ts";
+import type { ViewMemo } from "./view-memo.ts";
 
-/** What the chain said at the stake's block about one S1 or S2 stake. */
+/** What the chain said at one block (the stake's own, or a later one) about one S1 or S2 stake. */
 export interface StakeReads {
   timelockEndTime: bigint;
-  /** stakedS1/stakedS2 points at the end of the stake's block. */
+  /** stakedS1/stakedS2 points at the end of that block. */
   points: bigint;
   stakedVaultId?: bigint;
   hasVault?: boolean;
@@ -31,28 +32,53 @@ export interface StakeAtBlock {
 
 /**
  * Reads each stake's state and the configuration it was scored with, at the stake's own block:
- * configuration calls emit no events, so "as of the stake" can only be read there.
+ * configuration calls emit no events, so "as of the stake" can only be read there. A call the
+ * contract refuses throws ReadReverted.
  */
 export function readStakes(
-  client: PublicClient,
+  memo: ViewMemo,
   contracts: StakerContracts,
   stakes: readonly StakeAtBlock[],
 ): Promise<StakeReads[]> {
+  return Promise.all(stakes.map((stake) => readStake(memo, contracts, stake)));
+}
+
+/**
+ * The same reads, each at the block given (a later one than the stake's, whose answers the
+ * caller must prove hold for the stake): stakes read at one block share its multicalls. A stake
+ * whose reads the contract refuses there has none (undefined): its own block will say why.
+ */
+export function tryReadStakes(
+  memo: ViewMemo,
+  contracts: StakerContracts,
+  stakes: readonly StakeAtBlock[],
+): Promise<(StakeReads | undefined)[]> {
   return Promise.all(
     stakes.map((stake) =>
-      stake.season === 1
-        ? readS1Stake(client, contracts, stake)
-        : readS2Stake(client, contracts, stake),
+      readStake(memo, contracts, stake).catch((error: unknown) => {
+        if (error instanceof ReadReverted) return undefined;
+        throw error;
+      }),
     ),
   );
 }
 
-async function readS2Stake(
-  client: PublicClient,
+function readStake(
+  memo: ViewMemo,
   contracts: StakerContracts,
   stake: StakeAtBlock,
 ): Promise<StakeReads> {
-  const [, timelockEndTime, points] = await readView(client, {
+  return stake.season === 1
+    ? readS1Stake(memo, contracts, stake)
+    : readS2Stake(memo, contracts, stake);
+}
+
+async function readS2Stake(
+  memo: ViewMemo,
+  contracts: StakerContracts,
+  stake: StakeAtBlock,
+): Promise<StakeReads> {
+  const [, timelockEndTime, points] = await memo.read({
     address: contracts.staker,
     abi: stakerAbi,
     functionName: "stakedS2",
@@ -63,7 +89,7 @@ async function readS2Stake(
 }
 
 async function readS1Stake(
-  client: PublicClient,
+  memo: ViewMemo,
   contracts: StakerContracts,
   stake: StakeAtBlock,
 ): Promise<StakeReads> {
@@ -71,30 +97,30 @@ async function readS1Stake(
   const componentVaultId = stake.componentVaultId ?? 0n;
   const [[, timelockEndTime, points, stakedVaultId, hasVault], creditYield, handMultiplier] =
     await Promise.all([
-      readView(client, {
+      memo.read({
         ...at,
         functionName: "stakedS1",
         args: [stake.staker, stake.citizenId],
       }),
-      readView(client, {
+      memo.read({
         ...at,
         functionName: "getCreditYield",
         args: [stake.citizenId, componentVaultId],
       }),
-      readView(client, { ...at, functionName: "vaultCreditMultiplier", args: ["?"] }),
+      memo.read({ ...at, functionName: "vaultCreditMultiplier", args: ["?"] }),
     ]);
   const vaultId = componentVaultId !== 0n ? componentVaultId : stakedVaultId;
   const [identityPoints, configuredVaultMultiplier, vaultCreditMultiplier] = await Promise.all([
-    readView(client, { ...at, functionName: "identityCreditPoints", args: [creditYield] }),
+    memo.read({ ...at, functionName: "identityCreditPoints", args: [creditYield] }),
     vaultId !== 0n
-      ? readView(client, {
+      ? memo.read({
           ...at,
           functionName: "getConfiguredVaultMultiplier",
           args: [vaultId],
         })
       : undefined,
     vaultId !== 0n
-      ? readView(client, {
+      ? memo.read({
           address: contracts.vault,
           abi: vaultAbi,
           functionName: "getCreditMultiplier",

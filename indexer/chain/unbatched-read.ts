@@ -13,8 +13,9 @@ import { readError } from "./call-failure.ts";
 /**
  * A view call kept out of viem's multicall batching (it still shares the JSON-RPC batch). The
  * deployless multicall returns its results as created code, capped at 24,576 bytes (EIP-170), so
- * views with large results (token URIs, whole staker positions) go one eth_call each. A contract
- * that refuses (or answers nothing decodable) throws ReadReverted naming the call.
+ * views with large results (whole staker positions) go one eth_call each; token URIs go many to an
+ * eth_call through static-call-batch.ts and come here only when the batch has no clean answer. A
+ * contract that refuses (or answers nothing decodable) throws ReadReverted naming the call.
  */
 export async function readUnbatched<
   const abi extends Abi,

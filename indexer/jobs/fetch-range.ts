@@ -1,14 +1,17 @@
 import type { Block, Hex, PublicClient } from "viem";
 import type { CitizenRow, CitizenStakeRow, StakerEventRow } from "../../db/schema.ts";
-import { bytesBonus, isCitizenAsset } from "../../lib/vocabulary.ts";
+import { isCitizenAsset } from "../../lib/vocabulary.ts";
 import { type CitizenKey, readCitizens } from "../chain/citizen-reads.ts";
 import type { StakerContracts } from "../chain/contracts.ts";
 import { readHandFlag } from "../chain/hand-flag.ts";
-import { fetchStakerLogs, type LogRangeGovernor } from "../chain/logs.ts";
-import { readStakes } from "../chain/stake-reads.ts";
+import { fetchStakerLogs, type LogRangeGovernor, type StakerLog } from "../chain/logs.ts";
+import { readStakes, tryReadStakes } from "../chain/stake-reads.ts";
+import { ViewMemo } from "../chain/view-memo.ts";
 import { citizenRowOf } from "../project/citizen-row.ts";
 import { type Season, toEventRow } from "../project/event-rows.ts";
+import { readBlocks, type StakeContext, stakeContexts } from "../project/stake-context.ts";
 import { AmbiguousHandClaim, buildCitizenStake } from "../project/stake-facts.ts";
+import { proveStake } from "../project/stake-proof.ts";
 import type { IndexerStore, RangeWrite } from "../store/index.ts";
 import type { CitizenReadCache } from "./citizen-read-cache.ts";
 
@@ -68,8 +71,9 @@ export async function fetchRange(
 
   const events = logs.map((log) => toEventRow(log, contracts));
   const stakeEvents = events.filter(isCitizenStake);
+  const contexts = stakeContexts(stakeEvents, events, to);
   const { citizens, readFailures } = await citizensOf(deps, stakeEvents, to);
-  const stakes = await stakeFacts(deps, stakeEvents, events, citizens);
+  const stakes = await stakeFacts(deps, { stakeEvents, contexts, citizens, headers, logs });
 
   const again = await client.getBlock({ blockNumber: to });
   if (again.hash !== last.hash) throw new ReorgDetected(`block ${to} changed during the fetch`);
@@ -137,40 +141,87 @@ async function citizensOf(
   return { citizens: found, readFailures };
 }
 
+/**
+ * The citizen_stakes rows of the chunk's stakes. The stakes are first read where the fewest
+ * blocks answer for all of them (mostly the chunk's last block, all in the same few
+ * multicalls); a stake those reads prove (stake-proof.ts) takes them, and only the rest are
+ * read at their own blocks, as before.
+ */
 async function stakeFacts(
   deps: RangeIndexerDeps,
-  stakeEvents: StakerEventRow[],
-  allEvents: StakerEventRow[],
-  citizens: Map<string, CitizenRow>,
+  chunk: {
+    stakeEvents: StakerEventRow[];
+    contexts: StakeContext[];
+    citizens: Map<string, CitizenRow>;
+    headers: Map<bigint, Block>;
+    logs: StakerLog[];
+  },
 ): Promise<CitizenStakeRow[]> {
-  const reads = await readStakes(
-    deps.client,
-    deps.contracts,
-    stakeEvents.map((event) => ({
-      season: event.citizenSeason as Season,
-      citizenId: event.citizenId!,
-      staker: event.account as Hex,
-      blockNumber: event.blockNumber,
-      componentVaultId:
-        citizens.get(keyOf(event.citizenSeason!, event.citizenId!))?.componentVaultId ?? 0n,
-    })),
+  const memo = new ViewMemo(deps.client);
+  const blocks = readBlocks(chunk.stakeEvents, chunk.contexts);
+  const stakes = chunk.stakeEvents.map((event, i) => ({
+    event,
+    context: chunk.contexts[i]!,
+    citizen: chunk.citizens.get(keyOf(event.citizenSeason!, event.citizenId!))!,
+    readBlock: blocks[i],
+  }));
+  const stakeAt = ({ event, citizen }: (typeof stakes)[number], blockNumber: bigint) => ({
+    season: event.citizenSeason as Season,
+    citizenId: event.citizenId!,
+    staker: event.account as Hex,
+    componentVaultId: citizen.componentVaultId ?? 0n,
+    blockNumber,
+  });
+  const readLater = stakes.filter((stake) => stake.readBlock !== undefined);
+  const [laterReads, blockTimes] = await Promise.all([
+    tryReadStakes(
+      memo,
+      deps.contracts,
+      readLater.map((stake) => stakeAt(stake, stake.readBlock!)),
+    ),
+    blockTimesOf(
+      deps.client,
+      readLater.map((stake) => stake.event),
+      chunk,
+    ),
+  ]);
+  const laterReadOf = new Map(readLater.map((stake, i) => [stake, laterReads[i]]));
+  const proofs = stakes.map((stake) =>
+    proveStake({
+      ...stake,
+      blockTime: blockTimes.get(stake.event.blockNumber),
+      readAt:
+        stake.readBlock === undefined
+          ? undefined
+          : { blockNumber: stake.readBlock, reads: laterReadOf.get(stake) },
+    }),
   );
+  const unproven = stakes.filter((_, i) => !proofs[i]!.proven);
+  const ownReads = await readStakes(
+    memo,
+    deps.contracts,
+    unproven.map((stake) => stakeAt(stake, stake.event.blockNumber)),
+  );
+  const ownReadsOf = new Map(unproven.map((stake, i) => [stake, ownReads[i]!]));
+
   return Promise.all(
-    stakeEvents.map(async (event, i) => {
+    stakes.map(async (stake, i) => {
+      const proof = proofs[i]!;
       const input = {
-        event,
-        citizen: citizens.get(keyOf(event.citizenSeason!, event.citizenId!))!,
-        reads: reads[i]!,
-        laterBonusInBlock: laterBonusInBlock(event, allEvents),
+        event: stake.event,
+        citizen: stake.citizen,
+        ...(proof.proven
+          ? { reads: proof.reads, laterBonus: proof.laterBonus }
+          : { reads: ownReadsOf.get(stake)!, laterBonus: stake.context.laterBonusInBlock }),
       };
       try {
         return buildCitizenStake(input);
       } catch (error) {
         if (!(error instanceof AmbiguousHandClaim)) throw error;
         const handFlag = await readHandFlag(deps.client, deps.contracts.staker, {
-          transactionHash: event.transactionHash as Hex,
-          citizenId: event.citizenId!,
-          occurrence: occurrenceInTransaction(event, allEvents),
+          transactionHash: stake.event.transactionHash as Hex,
+          citizenId: stake.event.citizenId!,
+          occurrence: stake.context.occurrenceInTransaction,
         });
         return buildCitizenStake({ ...input, handFlag });
       }
@@ -178,33 +229,32 @@ async function stakeFacts(
   );
 }
 
-/** BYTES deposited into this stake after it in the same block: already in end-of-block points. */
-function laterBonusInBlock(stake: StakerEventRow, events: StakerEventRow[]): bigint {
-  let bonus = 0n;
-  for (const event of events) {
-    if (
-      event.blockNumber === stake.blockNumber &&
-      event.logIndex > stake.logIndex &&
-      event.event === "Stake" &&
-      event.assetType === "bytes" &&
-      event.citizenSeason === stake.citizenSeason &&
-      event.citizenId === stake.citizenId &&
-      event.account === stake.account
-    ) {
-      bonus += bytesBonus(event.amountOrTokenId ?? 0n);
-    }
+/**
+ * The timestamps of the blocks holding these stakes: from their logs (newer nodes send each
+ * log's block time) or the headers the fetch already has; the others read (cheap, and batched),
+ * each checked to be the block the stake's log came from.
+ */
+async function blockTimesOf(
+  client: PublicClient,
+  stakes: StakerEventRow[],
+  known: { headers: Map<bigint, Block>; logs: StakerLog[] },
+): Promise<Map<bigint, bigint>> {
+  const times = new Map<bigint, bigint>();
+  for (const [number, header] of known.headers) times.set(number, header.timestamp);
+  for (const log of known.logs) {
+    if (log.blockTimestamp !== undefined) times.set(log.blockNumber, log.blockTimestamp);
   }
-  return bonus;
-}
-
-/** How many stakes of the same citizen the same transaction made before this one. */
-function occurrenceInTransaction(stake: StakerEventRow, events: StakerEventRow[]): number {
-  return events.filter(
-    (event) =>
-      event.transactionHash === stake.transactionHash &&
-      event.logIndex < stake.logIndex &&
-      isCitizenStake(event) &&
-      event.citizenSeason === stake.citizenSeason &&
-      event.citizenId === stake.citizenId,
-  ).length;
+  const missing = stakes.filter((stake) => !times.has(stake.blockNumber));
+  const read = await readHeaders(
+    client,
+    missing.map((stake) => stake.blockNumber),
+  );
+  for (const stake of missing) {
+    const header = read.get(stake.blockNumber)!;
+    if (header.hash!.toLowerCase() !== stake.blockHash) {
+      throw new ReorgDetected(`block ${stake.blockNumber} changed during the fetch`);
+    }
+    times.set(stake.blockNumber, header.timestamp);
+  }
+  return times;
 }

@@ -18,6 +18,36 @@ export interface HandFlag {
 
 type HandClaimSource = NonNullable<CitizenStakeRow["handClaimSource"]>;
 
+/** An S1 stake's points before BYTES (STAKER-FACTS §2: floored twice, which floors the product once). */
+export function s1BasePoints(
+  identityPoints: bigint,
+  vaultMultiplier: bigint,
+  timelockMultiplier: bigint,
+): bigint {
+  return (identityPoints * vaultMultiplier * timelockMultiplier) / 100n / 100n;
+}
+
+/** An S2 stake's points before BYTES: 100 times the timelock multiplier, in hundredths. */
+export function s2BasePoints(timelockMultiplier: bigint): bigint {
+  return (100n * timelockMultiplier) / 100n;
+}
+
+/**
+ * The vault an S1 stake counts (its component vault, else the one staked with it, else 0) and
+ * that vault's configured multiplier (the hard-coded 100 with no vault).
+ */
+export function effectiveVault(
+  citizen: CitizenRow,
+  reads: StakeReads,
+): { vaultId: bigint; vaultMultiplier: bigint } {
+  const componentVault = citizen.componentVaultId ?? 0n;
+  const vaultId = componentVault !== 0n ? componentVault : (reads.stakedVaultId ?? 0n);
+  return {
+    vaultId,
+    vaultMultiplier: vaultId !== 0n ? (reads.configuredVaultMultiplier ?? 0n) : NO_VAULT_MULTIPLIER,
+  };
+}
+
 /**
  * Which vault multiplier an S1 stake applied. The Hand flag lives only in the stake call, so it
  * is first read from the frozen base points: only one candidate reproduces them, unless both
@@ -33,7 +63,7 @@ export function appliedVaultMultiplier(input: {
   handFlag?: HandFlag;
 }): { multiplier: bigint; handClaim: boolean; source: HandClaimSource | null } {
   const points = (multiplier: bigint) =>
-    (input.identityPoints * multiplier * input.timelockMultiplier) / 100n / 100n;
+    s1BasePoints(input.identityPoints, multiplier, input.timelockMultiplier);
   const plain = (source: HandClaimSource | null) => ({
     multiplier: input.vaultMultiplier,
     handClaim: false,
@@ -57,14 +87,14 @@ export function appliedVaultMultiplier(input: {
 }
 
 /**
- * The row of citizen_stakes for one S1/S2 Stake event. `laterBonusInBlock` is the BYTES bonus
- * deposited into this stake later in the same block, already inside the end-of-block points.
+ * The row of citizen_stakes for one S1/S2 Stake event. `laterBonus` is the BYTES bonus deposited
+ * into this stake after it, up to the block `reads` were made at: already inside their points.
  */
 export function buildCitizenStake(input: {
   event: StakerEventRow;
   citizen: CitizenRow;
   reads: StakeReads;
-  laterBonusInBlock: bigint;
+  laterBonus: bigint;
   handFlag?: HandFlag;
 }): CitizenStakeRow {
   const { event, citizen, reads } = input;
@@ -74,7 +104,7 @@ export function buildCitizenStake(input: {
     throw new Error(`event ${event.blockNumber}/${event.logIndex} is not a citizen stake`);
   }
   const { high: duration, low: timelockMultiplier } = splitOption(event.timelockOption);
-  const basePoints = reads.points - input.laterBonusInBlock;
+  const basePoints = reads.points - input.laterBonus;
   const common = {
     blockNumber: event.blockNumber,
     logIndex: event.logIndex,
@@ -88,15 +118,14 @@ export function buildCitizenStake(input: {
   };
   if (season === 2) return common;
 
-  const componentVault = citizen.componentVaultId ?? 0n;
-  const vaultId = componentVault !== 0n ? componentVault : (reads.stakedVaultId ?? 0n);
+  const { vaultId, vaultMultiplier } = effectiveVault(citizen, reads);
   const identityPoints = reads.identityPoints ?? 0n;
   const applied = appliedVaultMultiplier({
     isHand: citizen.isHand ?? false,
     identityPoints,
     timelockMultiplier,
     basePoints,
-    vaultMultiplier: vaultId !== 0n ? (reads.configuredVaultMultiplier ?? 0n) : NO_VAULT_MULTIPLIER,
+    vaultMultiplier,
     handMultiplier: reads.handMultiplier ?? 0n,
     handFlag: input.handFlag,
   });

@@ -24,6 +24,7 @@ import {
   indexerHealth,
   type ReadFailureRow,
   readFailures,
+  rpcCalls,
   type StakerEventRow,
   stakedCitizens,
   stakerEvents,
@@ -119,8 +120,19 @@ export interface IndexerStore {
    * transaction: readers see the old rows until it commits, writers wait for it.
    */
   reproject(): Promise<{ citizens: number; indexedBlock: bigint }>;
-  /** Counts for `status`: recorded read failures and stakes whose Hand flag was inferred. */
-  counts(): Promise<{ readFailures: number; inferredHandClaims: number }>;
+  /**
+   * Counts for `status`: recorded read failures, stakes whose Hand flag was inferred, and the
+   * RPC calls every process made against the events and citizen stakes stored.
+   */
+  counts(): Promise<{
+    readFailures: number;
+    inferredHandClaims: number;
+    events: number;
+    citizenStakes: number;
+    rpcCalls: Record<string, number>;
+  }>;
+  /** Adds a process's JSON-RPC calls by method (deltas since its last report). */
+  addRpcCalls(calls: Record<string, number>): Promise<void>;
   /** Keeps the finality boundary the follower saw (answers as of blocks below it are final). */
   recordFinalized(block: bigint): Promise<void>;
 }
@@ -547,7 +559,30 @@ export function createIndexerStore(db: Database): IndexerStore {
       .select({ n: count() })
       .from(citizenStakes)
       .where(eq(citizenStakes.handClaimSource, "inferred"));
-    return { readFailures: failures?.n ?? 0, inferredHandClaims: inferred?.n ?? 0 };
+    const [events] = await db.select({ n: count() }).from(stakerEvents);
+    const [stakes] = await db.select({ n: count() }).from(citizenStakes);
+    const calls = await db.select().from(rpcCalls);
+    return {
+      readFailures: failures?.n ?? 0,
+      inferredHandClaims: inferred?.n ?? 0,
+      events: events?.n ?? 0,
+      citizenStakes: stakes?.n ?? 0,
+      rpcCalls: Object.fromEntries(calls.map((row) => [row.method, row.calls])),
+    };
+  }
+
+  async function addRpcCalls(calls: Record<string, number>) {
+    const rows = Object.entries(calls)
+      .filter(([, n]) => n > 0)
+      .map(([method, n]) => ({ method, calls: n }));
+    if (rows.length === 0) return;
+    await db
+      .insert(rpcCalls)
+      .values(rows)
+      .onConflictDoUpdate({
+        target: rpcCalls.method,
+        set: { calls: sql`${rpcCalls.calls} + excluded.calls` },
+      });
   }
 
   return {
@@ -570,6 +605,7 @@ export function createIndexerStore(db: Database): IndexerStore {
     updateMetadata,
     reproject,
     counts,
+    addRpcCalls,
     recordFinalized,
   };
 }

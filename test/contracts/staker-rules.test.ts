@@ -31,10 +31,11 @@ import { type AnvilNode, startAnvil } from "../../devnet/anvil.ts";
 import { createDevnetClient, type DevnetClient } from "../../devnet/client.ts";
 import { DEVNET_DEPLOYER, type DevnetAddresses, deployDevnet } from "../../devnet/deploy.ts";
 import {
-  AssetType,
   citizenRewardRate,
   HAND_CLASS,
   type IdentityKind,
+  STAKER_ASSET_ID,
+  type StakerAssetId,
   type VaultTier,
 } from "../../devnet/settings.ts";
 
@@ -236,23 +237,23 @@ async function mintBytes(owner: Address, amount: bigint): Promise<void> {
 }
 
 /** stake(type, timelockId, word3, word4, word5); the last three words depend on the type. */
-type StakeWords = readonly [AssetType, bigint, bigint, bigint, bigint];
+type StakeWords = readonly [StakerAssetId, bigint, bigint, bigint, bigint];
 
 const s1Stake = (
   citizenId: bigint,
   timelockId: bigint,
   vaultId = 0n,
   handClaimant = 0n,
-): StakeWords => [AssetType.S1_CITIZEN, timelockId, citizenId, vaultId, handClaimant];
+): StakeWords => [STAKER_ASSET_ID.s1_citizen, timelockId, citizenId, vaultId, handClaimant];
 const s2Stake = (citizenId: bigint, timelockId: bigint): StakeWords => [
-  AssetType.S2_CITIZEN,
+  STAKER_ASSET_ID.s2_citizen,
   timelockId,
   citizenId,
   0n,
   0n,
 ];
 const bytesStake = (amount: bigint, citizenId: bigint, season: bigint): StakeWords => [
-  AssetType.BYTES,
+  STAKER_ASSET_ID.bytes,
   BYTES_OPTION,
   amount,
   citizenId,
@@ -279,7 +280,7 @@ async function stake(staker: Address, words: StakeWords): Promise<TransactionRec
 const stakeReverts = (staker: Address, words: StakeWords) =>
   revertOf(client.simulateContract(stakeRequest(staker, words)));
 
-function withdrawRequest(staker: Address, assetType: AssetType, citizenId: bigint) {
+function withdrawRequest(staker: Address, assetType: StakerAssetId, citizenId: bigint) {
   return {
     address: contracts.staker,
     abi: neoTokyoStakerAbi,
@@ -292,7 +293,7 @@ function withdrawRequest(staker: Address, assetType: AssetType, citizenId: bigin
 
 async function withdraw(
   staker: Address,
-  assetType: AssetType,
+  assetType: StakerAssetId,
   citizenId: bigint,
 ): Promise<TransactionReceipt> {
   const receipt = await confirmed(
@@ -632,7 +633,7 @@ describe("withdrawing S1 citizens", () => {
     const { timelockEndTime } = await stakedS1(staker, citizenId);
     expect(
       await revertOf(
-        client.simulateContract(withdrawRequest(staker, AssetType.S1_CITIZEN, citizenId)),
+        client.simulateContract(withdrawRequest(staker, STAKER_ASSET_ID.s1_citizen, citizenId)),
       ),
     ).toEqual({ errorName: "TimelockNotCleared", args: [timelockEndTime] });
   });
@@ -668,7 +669,7 @@ describe("withdrawing S1 citizens", () => {
       await client.mine({ blocks: 1 });
       stakerBalanceBefore = await bytesBalance(staker);
       escrowBalanceBefore = await bytesBalance(contracts.staker);
-      receipt = await withdraw(staker, AssetType.S1_CITIZEN, first);
+      receipt = await withdraw(staker, STAKER_ASSET_ID.s1_citizen, first);
     }, 20_000);
 
     test("every stakedS1 field of the withdrawn citizen is zero", async () => {
@@ -716,7 +717,7 @@ describe("withdrawing S1 citizens", () => {
         address: contracts.staker,
         abi: neoTokyoStakerAbi,
         functionName: "getStakerPosition",
-        args: [staker, AssetType.S1_CITIZEN],
+        args: [staker, STAKER_ASSET_ID.s1_citizen],
       });
       expect(ids).toEqual([third, second]);
       const positions = await client.readContract({
@@ -732,7 +733,7 @@ describe("withdrawing S1 citizens", () => {
     });
 
     test("a component vault stays inside its citizen when the citizen is withdrawn", async () => {
-      await withdraw(staker, AssetType.S1_CITIZEN, third);
+      await withdraw(staker, STAKER_ASSET_ID.s1_citizen, third);
       const vaultOwner = await client.readContract({
         address: contracts.vault,
         abi: vaultAbi,
@@ -744,7 +745,7 @@ describe("withdrawing S1 citizens", () => {
         address: contracts.staker,
         abi: neoTokyoStakerAbi,
         functionName: "getStakerPosition",
-        args: [staker, AssetType.S1_CITIZEN],
+        args: [staker, STAKER_ASSET_ID.s1_citizen],
       });
       expect(ids).toEqual([second]);
     });

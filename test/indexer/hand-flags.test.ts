@@ -15,7 +15,7 @@ import {
   vaultAbi,
 } from "../../contracts/generated/index.ts";
 import { citizenStakes } from "../../db/schema.ts";
-import { AssetType, HAND_CLASS } from "../../devnet/settings.ts";
+import { HAND_CLASS, STAKER_ASSET_ID } from "../../devnet/settings.ts";
 import { stakeCalldata } from "../../devnet/staking-calls.ts";
 import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
 import { indexDevnet, type TestIndexer } from "../support/indexer.ts";
@@ -119,7 +119,13 @@ describe("Hand claims through a contract wallet", () => {
       through(
         cases.map((each) => ({
           target: addresses.staker,
-          data: stakeCalldata(AssetType.S1_CITIZEN, 0, each.citizenId, 0n, each.claim ? 1n : 0n),
+          data: stakeCalldata(
+            STAKER_ASSET_ID.s1_citizen,
+            0,
+            each.citizenId,
+            0n,
+            each.claim ? 1n : 0n,
+          ),
         })),
       ),
     ]);

@@ -27,7 +27,7 @@ import {
 import { type AnvilNode, startAnvil } from "../../devnet/anvil.ts";
 import { createDevnetClient, type DevnetClient } from "../../devnet/client.ts";
 import { DEVNET_DEPLOYER, type DevnetAddresses, deployDevnet } from "../../devnet/deploy.ts";
-import { AssetType, citizenRewardRate, HAND_CLASS } from "../../devnet/settings.ts";
+import { citizenRewardRate, HAND_CLASS, STAKER_ASSET_ID } from "../../devnet/settings.ts";
 import { stakeCalldata } from "../../devnet/staking-calls.ts";
 import { createChainClient } from "../../indexer/chain/client.ts";
 import {
@@ -78,7 +78,7 @@ type Call = { target: Address; data: Hex };
 
 const stakeS1 = (citizenId: bigint, handClaimant: bigint, optionId = THIRTY_DAYS): Call => ({
   target: contracts.staker,
-  data: stakeCalldata(AssetType.S1_CITIZEN, optionId, citizenId, 0n, handClaimant),
+  data: stakeCalldata(STAKER_ASSET_ID.s1_citizen, optionId, citizenId, 0n, handClaimant),
 });
 const execute = (through: Address, calls: Call[]): Call => ({
   target: through,

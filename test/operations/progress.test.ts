@@ -37,6 +37,16 @@ function closingFigures(stdout: string) {
   return { events: Number(match![1]), rate: Number(match![2]) };
 }
 
+async function citizenStakes() {
+  const sql = postgres(database.url, { max: 1 });
+  try {
+    const [row] = await sql<{ count: number }[]>`select count(*)::int as count from citizen_stakes`;
+    return row!.count;
+  } finally {
+    await sql.end();
+  }
+}
+
 beforeAll(async () => {
   [devnet, database] = await Promise.all([
     startScenarioDevnet({ events: 40, seed: "progress" }),
@@ -74,6 +84,18 @@ describe("progress of backfill and reindex", () => {
     // The backfill's own workers fetched every log and read every stake: their calls are counted.
     expect(result.stdout).toMatch(
       /RPC calls by this process: \d+ \([\d.]+ per event\): .*eth_getLogs \d+/,
+    );
+    // The same calls, recorded in Postgres when the process closed: `status` divides them by
+    // what is stored.
+    const total = Number(result.stdout.match(/RPC calls by this process: (\d+)/)![1]);
+    const ethCalls = Number(result.stdout.match(/eth_call (\d+)/)?.[1] ?? 0);
+    const status = await cli(["status"]);
+    expect(status.code).toBe(0);
+    const stakes = await citizenStakes();
+    expect(status.stdout).toMatch(
+      new RegExp(
+        `rpc calls\\s+${total} \\(${(total / eventsInRange).toFixed(3)} per event\\); eth_call ${ethCalls} \\(${(ethCalls / stakes).toFixed(3)} per citizen stake\\); .*eth_getLogs \\d+`,
+      ),
     );
   });
 

@@ -22,12 +22,20 @@ export function startRpcFaultProxy(options: {
   maxLogSpan?: number;
   /** Methods answered with this error instead of being forwarded. */
   refuseMethods?: Record<string, RpcErrorAnswer>;
+  /** eth_calls that carry a state override answered with this error, as a node without them. */
+  refuseStateOverride?: RpcErrorAnswer;
+  /** Answer eth_getLogs without each log's blockTimestamp, as nodes before it existed do. */
+  logsWithoutTimestamps?: boolean;
   seed?: string;
 }) {
   const random = new SeededRandom(options.seed ?? "faults");
-  const counts: Record<Fault | "passed" | "refusedLogRanges" | "refusedMethods", number> = {
+  const counts: Record<
+    Fault | "passed" | "refusedLogRanges" | "refusedMethods" | "refusedStateOverrides",
+    number
+  > = {
     refusedLogRanges: 0,
     refusedMethods: 0,
+    refusedStateOverrides: 0,
     error: 0,
     "rate-limit": 0,
     timeout: 0,
@@ -48,10 +56,10 @@ export function startRpcFaultProxy(options: {
   type RpcCall = {
     id: number;
     method: string;
-    params?: { fromBlock?: string; toBlock?: string }[];
+    params?: unknown[];
   };
   const tooWide = (call: RpcCall) => {
-    const filter = call.params?.[0];
+    const filter = call.params?.[0] as { fromBlock?: string; toBlock?: string } | undefined;
     if (call.method !== "eth_getLogs" || options.maxLogSpan === undefined || !filter) return false;
     return Number(filter.toBlock) - Number(filter.fromBlock) + 1 > options.maxLogSpan;
   };
@@ -60,14 +68,32 @@ export function startRpcFaultProxy(options: {
       counts.refusedLogRanges++;
       return { code: -32005, message: `query exceeds max block range ${options.maxLogSpan}` };
     }
+    if (options.refuseStateOverride && call.method === "eth_call" && call.params?.[2]) {
+      counts.refusedStateOverrides++;
+      return options.refuseStateOverride;
+    }
     const refused = refusedMethods[call.method];
     if (refused) counts.refusedMethods++;
     return refused;
+  };
+  const withoutLogTimestamps = (answer: string) => {
+    const parsed = JSON.parse(answer) as { result?: unknown } | { result?: unknown }[];
+    for (const each of [parsed].flat()) {
+      if (!Array.isArray(each.result)) continue;
+      for (const log of each.result as Record<string, unknown>[]) delete log.blockTimestamp;
+    }
+    return JSON.stringify(parsed);
   };
   /** Forwards the calls nothing refuses and answers the rest with the configured error. */
   const forward = async (body: string) => {
     const parsed = JSON.parse(body) as RpcCall | RpcCall[];
     const calls = Array.isArray(parsed) ? parsed : [parsed];
+    if (options.logsWithoutTimestamps && calls.some((call) => call.method === "eth_getLogs")) {
+      return withoutLogTimestamps(await forwardCalls(body, parsed, calls));
+    }
+    return forwardCalls(body, parsed, calls);
+  };
+  const forwardCalls = async (body: string, parsed: RpcCall | RpcCall[], calls: RpcCall[]) => {
     const refusals = new Map(calls.map((call) => [call, refusal(call)]));
     if (![...refusals.values()].some(Boolean)) return send(body);
     const allowed = calls.filter((call) => !refusals.get(call));

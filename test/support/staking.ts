@@ -7,7 +7,7 @@ import { type Address, encodeFunctionData, type Hex, numberToHex, parseEther } f
 import { bytesTokenAbi, s1CitizenAbi, s2CitizenAbi } from "../../contracts/generated/index.ts";
 import type { DevnetClient } from "../../devnet/client.ts";
 import type { DevnetDeployment } from "../../devnet/deploy.ts";
-import { AssetType, citizenRewardRate } from "../../devnet/settings.ts";
+import { citizenRewardRate, STAKER_ASSET_ID } from "../../devnet/settings.ts";
 import {
   approvalTransactions,
   citizenAssetType,
@@ -95,7 +95,7 @@ export function stakingActions(client: DevnetClient, deployment: DevnetDeploymen
       return tx(
         owner,
         addresses.staker,
-        stakeCalldata(AssetType.BYTES, 0, amount, id, BigInt(season)),
+        stakeCalldata(STAKER_ASSET_ID.bytes, 0, amount, id, BigInt(season)),
       );
     },
 

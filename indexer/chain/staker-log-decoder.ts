@@ -1,0 +1,89 @@
+import { type AbiEvent, type DecodeEventLogReturnType, type Hex, toEventSelector } from "viem";
+import { mainnetStakerAbi as stakerAbi } from "../../contracts/generated/MainnetStaker.ts";
+
+/** The staker events the indexer follows. */
+export const STAKER_EVENTS = ["Stake", "Withdraw", "Claim"] as const;
+type StakerEventName = (typeof STAKER_EVENTS)[number];
+
+/** A followed staker event with its arguments; addresses come back lowercased. */
+export type DecodedStakerEvent = DecodeEventLogReturnType<
+  typeof stakerAbi,
+  StakerEventName,
+  Hex[],
+  Hex,
+  true
+>;
+
+/** A log under a staker topic whose topics or data do not have the event's shape. */
+export class MalformedStakerLog extends Error {
+  override name = "MalformedStakerLog";
+}
+
+/** Where one argument sits: an indexed one in a topic, the others in a 32-byte data word. */
+interface Word {
+  name: string;
+  kind: "address" | "uint256";
+  in: "topics" | "data";
+  index: number;
+}
+
+interface Layout {
+  eventName: StakerEventName;
+  topicCount: number;
+  dataLength: number;
+  words: Word[];
+}
+
+/**
+ * Each followed event's layout, derived from the staker ABI. Every argument of these events is a
+ * single 32-byte word (addresses and uint256), so decoding is slicing. viem's decodeEventLog
+ * costs ~33 µs a log, most of it checksumming addresses the indexer lowercases right after:
+ * more than half the CPU budget an event has. An ABI change to a dynamic or other type fails
+ * here, at load, rather than decoding wrongly.
+ */
+function layoutOf(event: AbiEvent, eventName: StakerEventName): Layout {
+  let topics = 0;
+  let dataWords = 0;
+  const words = event.inputs.map(({ name, type, indexed }): Word => {
+    if (!name || (type !== "address" && type !== "uint256")) {
+      throw new Error(`${eventName}.${name} is ${type}: not a named single-word argument`);
+    }
+    return indexed
+      ? { name, kind: type, in: "topics", index: 1 + topics++ }
+      : { name, kind: type, in: "data", index: dataWords++ };
+  });
+  return { eventName, topicCount: 1 + topics, dataLength: 2 + 64 * dataWords, words };
+}
+
+const layouts = new Map<string, Layout>(
+  STAKER_EVENTS.map((name) => {
+    const event = stakerAbi.find(
+      (item): item is AbiEvent & typeof item => item.type === "event" && item.name === name,
+    );
+    if (!event) throw new Error(`the staker ABI has no ${name} event`);
+    return [toEventSelector(event), layoutOf(event, name)];
+  }),
+);
+
+/** The topic0 of every followed event, for the eth_getLogs filter. */
+export const STAKER_TOPICS = [...layouts.keys()] as Hex[];
+
+export function decodeStakerEvent(topics: readonly Hex[], data: Hex): DecodedStakerEvent {
+  const layout = layouts.get(topics[0]?.toLowerCase() ?? "");
+  if (!layout) throw new MalformedStakerLog(`topic ${topics[0]} is not a followed staker event`);
+  if (topics.length !== layout.topicCount || data.length !== layout.dataLength) {
+    throw new MalformedStakerLog(
+      `a ${layout.eventName} log has ${topics.length} topics and ${(data.length - 2) / 2} data bytes; the ABI says ${layout.topicCount} and ${(layout.dataLength - 2) / 2}`,
+    );
+  }
+  const args: Record<string, unknown> = {};
+  for (const word of layout.words) {
+    const hex =
+      word.in === "topics"
+        ? topics[word.index]!.slice(2)
+        : data.slice(2 + 64 * word.index, 66 + 64 * word.index);
+    args[word.name] =
+      word.kind === "address" ? `0x${hex.slice(24).toLowerCase()}` : BigInt(`0x${hex}`);
+  }
+  return { eventName: layout.eventName, args } as DecodedStakerEvent;
+}
