@@ -72,7 +72,7 @@ export async function fetchRange(
   const events = logs.map((log) => toEventRow(log, contracts));
   const stakeEvents = events.filter(isCitizenStake);
   const contexts = stakeContexts(stakeEvents, events, to);
-  const { citizens, readFailures } = await citizensOf(deps, stakeEvents, to);
+  const { citizens, read, readFailures } = await citizensOf(deps, stakeEvents, to);
   const stakes = await stakeFacts(deps, { stakeEvents, contexts, citizens, headers, logs });
 
   const again = await client.getBlock({ blockNumber: to });
@@ -82,7 +82,7 @@ export async function fetchRange(
     toBlock: to,
     events,
     stakes,
-    citizens: [...citizens.values()],
+    citizens: read,
     blockHashes,
     readFailures,
   };
@@ -117,7 +117,12 @@ async function citizensOf(
   deps: RangeIndexerDeps,
   stakeEvents: StakerEventRow[],
   blockNumber: bigint,
-): Promise<{ citizens: Map<string, CitizenRow>; readFailures: RangeWrite["readFailures"] }> {
+): Promise<{
+  citizens: Map<string, CitizenRow>;
+  /** The citizens read now: the others are in the tables already. */
+  read: CitizenRow[];
+  readFailures: RangeWrite["readFailures"];
+}> {
   const keys = new Map<string, CitizenKey>();
   for (const event of stakeEvents) {
     const season = event.citizenSeason as Season;
@@ -133,12 +138,14 @@ async function citizensOf(
   const readings = await deps.citizenReads.read(missing, (keys) =>
     readCitizens(deps.client, deps.contracts, keys, blockNumber),
   );
+  const read: CitizenRow[] = [];
   for (const reading of readings) {
     const { row, failure } = citizenRowOf(reading, blockNumber);
     found.set(keyOf(row.season, row.citizenId), row);
+    read.push(row);
     if (failure) readFailures.push(failure);
   }
-  return { citizens: found, readFailures };
+  return { citizens: found, read, readFailures };
 }
 
 /**

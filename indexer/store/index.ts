@@ -72,6 +72,7 @@ export interface RangeWrite {
   toBlock: bigint;
   events: StakerEventRow[];
   stakes: CitizenStakeRow[];
+  /** Citizens the fetch read (new to the tables when it looked); known ones are not sent again. */
   citizens: CitizenRow[];
   /**
    * The hash of every block the fetch saw: its first block's parent (fromBlock - 1), its last
