@@ -25,8 +25,58 @@ async function runSmoke(name: string) {
     smoke: boolean;
     machine: { cpus: number };
     versions: { bun: string; anvil: string; postgres: string };
+    parameters: Record<string, unknown>;
+    raw: Record<string, unknown>;
     ratios: Record<string, number | null>;
   };
+}
+
+type RealRun = {
+  workers: number;
+  proxyDelayMs: number;
+  events: number;
+  citizenStakes: number;
+  workerCpuMicrosPerEvent: number | null;
+  workerPeakRssBytes: number[];
+  rpc: {
+    httpRequests: number;
+    calls: number;
+    callsByMethod: Record<string, number>;
+    ethCalls: number;
+    duplicateEthCalls: number;
+    viewCalls: number;
+    duplicateViewCalls: number;
+    ethCallsPerCitizenStake: number | null;
+  };
+};
+
+type LimitRun = { events: number; chunks: number; seconds: number };
+
+/** What the backfill bench must report for every run, whatever its speed. */
+function expectSaneRun(run: RealRun, limitEvents: number) {
+  expect(run.events).toBe(limitEvents);
+  expect(run.citizenStakes).toBeGreaterThan(0);
+  expect(run.citizenStakes).toBeLessThan(run.events);
+  const { rpc } = run;
+  expect(rpc.httpRequests).toBeGreaterThan(0);
+  expect(rpc.calls).toBeGreaterThanOrEqual(rpc.httpRequests);
+  expect(Object.values(rpc.callsByMethod).reduce((sum, n) => sum + n, 0)).toBe(rpc.calls);
+  expect(rpc.callsByMethod.eth_getLogs).toBeGreaterThan(0);
+  expect(rpc.callsByMethod.eth_call).toBe(rpc.ethCalls);
+  expect(rpc.ethCalls).toBeGreaterThan(0);
+  expect(rpc.viewCalls).toBeGreaterThanOrEqual(rpc.ethCalls);
+  expect(Number.isInteger(rpc.duplicateEthCalls)).toBe(true);
+  expect(rpc.duplicateEthCalls).toBeGreaterThanOrEqual(0);
+  expect(rpc.duplicateEthCalls).toBeLessThan(rpc.ethCalls);
+  expect(rpc.duplicateViewCalls).toBeLessThan(rpc.viewCalls);
+  expect(rpc.ethCallsPerCitizenStake).toBe(
+    Math.round((rpc.ethCalls / run.citizenStakes) * 1e4) / 1e4,
+  );
+  expect(Number.isFinite(rpc.ethCallsPerCitizenStake)).toBe(true);
+  expect(run.workerCpuMicrosPerEvent).toBeGreaterThan(0);
+  expect(Number.isFinite(run.workerCpuMicrosPerEvent)).toBe(true);
+  expect(run.workerPeakRssBytes).toHaveLength(run.workers);
+  for (const bytes of run.workerPeakRssBytes) expect(bytes).toBeGreaterThan(10 * 1024 * 1024);
 }
 
 function expectReport(report: Awaited<ReturnType<typeof runSmoke>>, ratioFields: string[]) {
@@ -37,8 +87,29 @@ function expectReport(report: Awaited<ReturnType<typeof runSmoke>>, ratioFields:
 }
 
 describe("benchmarks in smoke size", () => {
-  test("the backfill bench completes and reports each worker count against the limit", async () => {
-    expectReport(await runSmoke("backfill"), ["real_w1_over_limit", "real_w2_over_limit"]);
+  test("the backfill bench completes and reports each worker count and the latency run against the limit, with what the workers asked the node", async () => {
+    const report = await runSmoke("backfill");
+    expect(report.parameters.eventSizes).toEqual([2000]);
+    expectReport(report, [
+      "real_w1_over_limit@2000",
+      "real_w2_over_limit@2000",
+      "real_w1_over_direct_limit@2000",
+      "latency_over_latency_limit@2000",
+      "latency_over_direct_limit@2000",
+    ]);
+    const [size] = report.raw.sizes as {
+      limit: { direct: LimitRun; counting: LimitRun; latency: LimitRun };
+      real: RealRun[];
+      latency: RealRun;
+    }[];
+    const { limit, real, latency } = size!;
+    expect(real.map((run) => run.workers)).toEqual([1, 2]);
+    for (const run of [...real, latency]) expectSaneRun(run, limit.direct.events);
+    expect(real.every((run) => run.proxyDelayMs === 0)).toBe(true);
+    expect(latency.proxyDelayMs).toBe(40);
+    // Every raw fetch through the latency proxy waits 40 ms, one after another.
+    expect(limit.latency.seconds).toBeGreaterThanOrEqual(limit.latency.chunks * 0.04);
+    expect(limit.counting.events).toBe(limit.direct.events);
   }, 300_000);
 
   test("the lag bench completes and reports p95 against the target", async () => {
