@@ -160,6 +160,32 @@ async function measureLimit(
 }
 
 /**
+ * The limit through each path, `rounds` times in turn (so a drift in the machine's load touches
+ * every path alike), keeping each path's fastest round: the first fetch of a range pays for cold
+ * caches in the node and in Postgres, and a limit that is too low flatters every ratio.
+ */
+async function measureLimits<Path extends string>(
+  scenario: CachedScenario,
+  node: BenchAnvil,
+  paths: Record<Path, string | undefined>,
+  chunkSize: number,
+  rounds: number,
+) {
+  const best: Partial<Record<Path, LimitRun & { roundsEventsPerSecond: number[] }>> = {};
+  for (let round = 0; round < rounds; round++) {
+    for (const [path, url] of Object.entries(paths) as [Path, string | undefined][]) {
+      if (url === undefined) continue;
+      const run = await measureLimit(scenario, node, url, chunkSize);
+      const seen = [...(best[path]?.roundsEventsPerSecond ?? []), run.eventsPerSecond];
+      const kept =
+        best[path] && best[path].eventsPerSecond >= run.eventsPerSecond ? best[path] : run;
+      best[path] = { ...kept, roundsEventsPerSecond: seen };
+    }
+  }
+  return best;
+}
+
+/**
  * The node's own cost of one view call at the head and at old blocks, sequentially: the real
  * backfill reads at every stake's block, so this is what its chunk jobs wait on.
  */
@@ -441,6 +467,7 @@ type SizeSettings = {
   cpuProfile: boolean;
   phases: boolean;
   probeCalls: number;
+  limitRounds: number;
 };
 
 /** Every measurement on one scenario size, against one loaded node. */
@@ -459,12 +486,12 @@ async function measureSize(settings: SizeSettings) {
       : undefined;
   try {
     const chunkSize = settings.chunkSize;
-    log(`limit: raw eth_getLogs + COPY, chunks of ${chunkSize} blocks`);
-    const limit = {
-      direct: await measureLimit(scenario, node, node.rpcUrl, chunkSize),
-      counting: await measureLimit(scenario, node, counting.url, chunkSize),
-      latency: slow && (await measureLimit(scenario, node, slow.url, chunkSize)),
-    };
+    log(
+      `limit: raw eth_getLogs + COPY, chunks of ${chunkSize} blocks, best of ${settings.limitRounds} rounds`,
+    );
+    const paths = { direct: node.rpcUrl, counting: counting.url, latency: slow?.url };
+    const limits = await measureLimits(scenario, node, paths, chunkSize, settings.limitRounds);
+    const limit = { direct: limits.direct!, counting: limits.counting!, latency: limits.latency };
     log(
       `limit: ${limit.direct.events} events, ${limit.direct.eventsPerSecond}/s direct, ${limit.counting.eventsPerSecond}/s through the counting proxy${limit.latency ? `, ${limit.latency.eventsPerSecond}/s through the ${settings.latencyMs} ms proxy` : ""}`,
     );
@@ -573,6 +600,7 @@ async function main() {
         cpuProfile: flags["cpu-prof"] === true,
         phases: flags.phases === true,
         probeCalls: smoke ? 10 : 100,
+        limitRounds: 3,
       }),
     );
   }

@@ -25,6 +25,13 @@ export type RpcTally = {
   viewCallsByFunction: Record<string, number>;
   /** Bodies that were not JSON-RPC (forwarded all the same). */
   unreadableBodies: number;
+  /**
+   * HTTP requests whose client had gone (a timeout) before the node answered: the node did the
+   * work all the same, and the client's retry asks it again.
+   */
+  abandonedRequests: number;
+  /** The longest an HTTP request took from its arrival to the node's answer, delay included. */
+  slowestRequestMs: number;
 };
 
 export type RpcProxy = {
@@ -49,6 +56,8 @@ class Tally {
   duplicateViewCalls = 0;
   viewCallsByFunction: Record<string, number> = {};
   unreadableBodies = 0;
+  abandonedRequests = 0;
+  slowestRequestMs = 0;
   // 64-bit hashes of the keys: a deployless multicall's calldata is tens of kB, and a
   // 100,000-event backfill makes tens of thousands of them.
   private readonly seen = new Set<number | bigint>();
@@ -105,6 +114,8 @@ class Tally {
       duplicateViewCalls: this.duplicateViewCalls,
       viewCallsByFunction: { ...this.viewCallsByFunction },
       unreadableBodies: this.unreadableBodies,
+      abandonedRequests: this.abandonedRequests,
+      slowestRequestMs: Math.round(this.slowestRequestMs),
     };
   }
 }
@@ -127,15 +138,20 @@ export function startRpcProxy(target: string, options: RpcProxyOptions): RpcProx
       if (request.method !== "POST") {
         return new Response("JSON-RPC over HTTP POST only", { status: 405 });
       }
+      const arrived = performance.now();
       const body = await request.text();
-      tally.count(body);
+      const counted = tally;
+      counted.count(body);
       if (options.delayMs > 0) await Bun.sleep(options.delayMs);
       const answer = await fetch(target, {
         method: "POST",
         headers: { "content-type": "application/json" },
         body,
       });
-      return new Response(answer.body, {
+      const payload = await answer.arrayBuffer();
+      counted.slowestRequestMs = Math.max(counted.slowestRequestMs, performance.now() - arrived);
+      if (request.signal.aborted) counted.abandonedRequests++;
+      return new Response(payload, {
         status: answer.status,
         headers: { "content-type": answer.headers.get("content-type") ?? "application/json" },
       });

@@ -47,10 +47,18 @@ type RealRun = {
     viewCalls: number;
     duplicateViewCalls: number;
     ethCallsPerCitizenStake: number | null;
+    abandonedRequests: number;
+    slowestRequestMs: number;
   };
 };
 
-type LimitRun = { events: number; chunks: number; seconds: number };
+type LimitRun = {
+  events: number;
+  chunks: number;
+  seconds: number;
+  eventsPerSecond: number;
+  roundsEventsPerSecond: number[];
+};
 
 /** What the backfill bench must report for every run, whatever its speed. */
 function expectSaneRun(run: RealRun, limitEvents: number) {
@@ -69,6 +77,9 @@ function expectSaneRun(run: RealRun, limitEvents: number) {
   expect(rpc.duplicateEthCalls).toBeGreaterThanOrEqual(0);
   expect(rpc.duplicateEthCalls).toBeLessThan(rpc.ethCalls);
   expect(rpc.duplicateViewCalls).toBeLessThan(rpc.viewCalls);
+  expect(rpc.abandonedRequests).toBeGreaterThanOrEqual(0);
+  expect(rpc.abandonedRequests).toBeLessThanOrEqual(rpc.httpRequests);
+  expect(rpc.slowestRequestMs).toBeGreaterThanOrEqual(run.proxyDelayMs);
   expect(rpc.ethCallsPerCitizenStake).toBe(
     Math.round((rpc.ethCalls / run.citizenStakes) * 1e4) / 1e4,
   );
@@ -110,6 +121,11 @@ describe("benchmarks in smoke size", () => {
     // Every raw fetch through the latency proxy waits 40 ms, one after another.
     expect(limit.latency.seconds).toBeGreaterThanOrEqual(limit.latency.chunks * 0.04);
     expect(limit.counting.events).toBe(limit.direct.events);
+    // The limit keeps each path's fastest of its rounds.
+    for (const path of [limit.direct, limit.counting, limit.latency]) {
+      expect(path.roundsEventsPerSecond.length).toBeGreaterThan(1);
+      expect(path.eventsPerSecond).toBe(Math.max(...path.roundsEventsPerSecond));
+    }
   }, 300_000);
 
   test("the lag bench completes and reports p95 against the target", async () => {
