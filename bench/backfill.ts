@@ -7,8 +7,9 @@
  *          through the counting proxy, and through the latency proxy;
  *   real:  the project's backfill from empty tables to caught up — BullMQ chunk jobs, reads at
  *          each stake's block, projections — with 1, 2 and 4 `worker` processes, their RPC going
- *          through a counting proxy (no delay), then once more through a proxy that adds 40 ms
- *          to every HTTP request (a distant provider).
+ *          through a counting proxy (no delay); once with 1 worker straight to the node (the
+ *          control: what the proxy's own work on the same cores costs); and once through a
+ *          proxy that adds 40 ms to every HTTP request (a distant provider).
  *
  * Every run reports what the workers asked the node (eth_calls per citizen stake, repeated
  * eth_calls, calls by method), their CPU per event and each worker's peak RSS. Targets (issue 12)
@@ -300,6 +301,13 @@ async function chunkTimes(children: Child[]): Promise<ChunkLine[]> {
   return lines;
 }
 
+export type RpcPath = "direct" | "counting" | "latency";
+
+function pathOf(proxy: RpcProxy | undefined): RpcPath {
+  if (!proxy) return "direct";
+  return proxy.delayMs > 0 ? "latency" : "counting";
+}
+
 /** What the workers asked the node during one backfill, against what it indexed. */
 function rpcFigures(tally: RpcTally, events: number, citizenStakes: number) {
   const per = (count: number, of: number) => (of > 0 ? round(count / of, 4) : null);
@@ -315,10 +323,12 @@ function rpcFigures(tally: RpcTally, events: number, citizenStakes: number) {
 async function measureReal(
   scenario: CachedScenario,
   node: BenchAnvil,
-  proxy: RpcProxy,
+  /** The workers' way to the node: a proxy, or none (straight to the node, nothing counted). */
+  proxy: RpcProxy | undefined,
   settings: { workers: number; concurrency: number; chunkSize: number; cpuProfile: boolean },
 ) {
-  const label = `bench_backfill_w${settings.workers}${proxy.delayMs > 0 ? "_latency" : ""}`;
+  const path = pathOf(proxy);
+  const label = `bench_backfill_w${settings.workers}_${path}`;
   const database = await createScratchDatabase(label);
   const redis = createScratchRedisPrefix(label);
   const staker = scenario.deployment.addresses.staker;
@@ -342,7 +352,7 @@ async function measureReal(
   const workers: Child[] = [];
   try {
     for (let n = 0; n < settings.workers; n++) {
-      const name = `w${settings.workers}${proxy.delayMs > 0 ? "-latency" : ""}-${n}`;
+      const name = `w${settings.workers}-${path}-${n}`;
       const profile = settings.cpuProfile
         ? [
             "--cpu-prof-md",
@@ -352,7 +362,7 @@ async function measureReal(
         : [];
       workers.push(
         spawnBun(`backfill-${name}`, [...profile, "scripts/cli.ts", "worker"], {
-          RPC_URL: proxy.url,
+          RPC_URL: proxy?.url ?? node.rpcUrl,
           STAKER_ADDRESS: staker,
           CHAIN_ID: String(scenario.deployment.chainId),
           DATABASE_URL: database.url,
@@ -371,7 +381,7 @@ async function measureReal(
       await Bun.sleep(25);
     }
     // The workers' start-up checks (chain id, staker code) are not part of the backfill.
-    proxy.reset();
+    proxy?.reset();
     const cpuBefore = await cpuByRole({ anvil: node.pid, children: workers });
     const started = performance.now();
     const { to, chunks: queued } = await indexer.enqueueBackfill({
@@ -389,7 +399,7 @@ async function measureReal(
       await Bun.sleep(20);
     }
     const seconds = (performance.now() - started) / 1000;
-    const tally = proxy.tally();
+    const tally = proxy?.tally();
     const cpuAfter = await cpuByRole({ anvil: node.pid, children: workers });
     const cores = coresBetween(cpuBefore, cpuAfter, seconds);
     const workerPeakRss = await Promise.all(workers.map((worker) => worker.peakRssBytes()));
@@ -408,14 +418,15 @@ async function measureReal(
     return {
       workers: settings.workers,
       concurrencyPerWorker: settings.concurrency,
-      proxyDelayMs: proxy.delayMs,
+      path,
+      proxyDelayMs: proxy?.delayMs ?? 0,
       chunks: queued,
       events,
       citizenStakes,
       stakedCitizens: Number(counts?.staked ?? 0),
       seconds: round(seconds, 3),
       eventsPerSecond: round(events / seconds, 0),
-      rpc: rpcFigures(tally, events, citizenStakes),
+      rpc: tally ? rpcFigures(tally, events, citizenStakes) : null,
       workerCpuSeconds: round(cpuAfter.children - cpuBefore.children, 2),
       workerCpuMicrosPerEvent:
         events > 0 ? round(((cpuAfter.children - cpuBefore.children) / events) * 1e6, 1) : null,
@@ -454,6 +465,13 @@ async function measureReal(
 }
 
 export type RealRun = Awaited<ReturnType<typeof measureReal>>;
+/** A run whose calls went through a proxy and were counted. */
+export type CountedRun = RealRun & { rpc: NonNullable<RealRun["rpc"]> };
+
+function counted(run: RealRun): CountedRun {
+  if (!run.rpc) throw new Error(`the ${run.path} run was not counted`);
+  return run as CountedRun;
+}
 export type LimitRun = Awaited<ReturnType<typeof measureLimit>>;
 
 type SizeSettings = {
@@ -507,31 +525,45 @@ async function measureSize(settings: SizeSettings) {
         `  fetch ${phases.fetchSeconds} s, write ${phases.writeSeconds} s (${phases.eventsPerSecond} events/s)`,
       );
     }
-    const real: RealRun[] = [];
+    const real: CountedRun[] = [];
     for (const workers of settings.workerCounts) {
       log(`real backfill: ${workers} worker process(es) x concurrency ${settings.concurrency}`);
-      const result = await measureReal(scenario, node, counting, {
-        workers,
-        concurrency: settings.concurrency,
-        chunkSize,
-        cpuProfile: settings.cpuProfile,
-      });
+      const result = counted(
+        await measureReal(scenario, node, counting, {
+          workers,
+          concurrency: settings.concurrency,
+          chunkSize,
+          cpuProfile: settings.cpuProfile,
+        }),
+      );
       log(
         `  ${result.events} events in ${result.seconds} s (${result.eventsPerSecond}/s), ${result.rpc.ethCalls} eth_calls for ${result.citizenStakes} citizen stakes`,
       );
       real.push(result);
     }
-    let latency: RealRun | undefined;
+    // The proxy shares the machine's cores with what it measures: the same backfill straight to
+    // the node shows what that costs.
+    log("real backfill straight to the node (control, nothing counted): 1 worker process");
+    const control = await measureReal(scenario, node, undefined, {
+      workers: 1,
+      concurrency: settings.concurrency,
+      chunkSize,
+      cpuProfile: false,
+    });
+    log(`  ${control.events} events in ${control.seconds} s (${control.eventsPerSecond}/s)`);
+    let latency: CountedRun | undefined;
     if (slow) {
       log(
         `real backfill through the ${slow.delayMs} ms proxy: ${settings.latencyWorkers} worker process(es)`,
       );
-      latency = await measureReal(scenario, node, slow, {
-        workers: settings.latencyWorkers,
-        concurrency: settings.concurrency,
-        chunkSize,
-        cpuProfile: false,
-      });
+      latency = counted(
+        await measureReal(scenario, node, slow, {
+          workers: settings.latencyWorkers,
+          concurrency: settings.concurrency,
+          chunkSize,
+          cpuProfile: false,
+        }),
+      );
       log(`  ${latency.events} events in ${latency.seconds} s (${latency.eventsPerSecond}/s)`);
     }
     return {
@@ -552,6 +584,7 @@ async function measureSize(settings: SizeSettings) {
       phases,
       limit,
       real,
+      control,
       latency,
     };
   } finally {

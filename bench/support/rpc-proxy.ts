@@ -11,6 +11,9 @@ import { selectorOf, viewCallsOf } from "./view-calls.ts";
 
 export type RpcTally = {
   httpRequests: number;
+  /** Bytes of the request bodies and of the node's answers. */
+  requestBytes: number;
+  responseBytes: number;
   /** JSON-RPC calls, batch elements counted one by one. */
   calls: number;
   callsByMethod: Record<string, number>;
@@ -48,6 +51,8 @@ type JsonRpcCall = { method?: unknown; params?: unknown };
 
 class Tally {
   httpRequests = 0;
+  requestBytes = 0;
+  responseBytes = 0;
   calls = 0;
   callsByMethod: Record<string, number> = {};
   ethCalls = 0;
@@ -67,6 +72,7 @@ class Tally {
 
   count(body: string) {
     this.httpRequests++;
+    this.requestBytes += Buffer.byteLength(body);
     let parsed: unknown;
     try {
       parsed = JSON.parse(body);
@@ -106,6 +112,8 @@ class Tally {
   snapshot(): RpcTally {
     return {
       httpRequests: this.httpRequests,
+      requestBytes: this.requestBytes,
+      responseBytes: this.responseBytes,
       calls: this.calls,
       callsByMethod: { ...this.callsByMethod },
       ethCalls: this.ethCalls,
@@ -141,14 +149,20 @@ export function startRpcProxy(target: string, options: RpcProxyOptions): RpcProx
       const arrived = performance.now();
       const body = await request.text();
       const counted = tally;
+      const forwarded = (async () => {
+        if (options.delayMs > 0) await Bun.sleep(options.delayMs);
+        return fetch(target, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body,
+        });
+      })();
+      // Counted while the node works, not before the request leaves: the count (a multicall's
+      // decoding) must not add to the time measured.
       counted.count(body);
-      if (options.delayMs > 0) await Bun.sleep(options.delayMs);
-      const answer = await fetch(target, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body,
-      });
+      const answer = await forwarded;
       const payload = await answer.arrayBuffer();
+      counted.responseBytes += payload.byteLength;
       counted.slowestRequestMs = Math.max(counted.slowestRequestMs, performance.now() - arrived);
       if (request.signal.aborted) counted.abandonedRequests++;
       return new Response(payload, {

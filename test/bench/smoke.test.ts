@@ -33,12 +33,13 @@ async function runSmoke(name: string) {
 
 type RealRun = {
   workers: number;
+  path: "direct" | "counting" | "latency";
   proxyDelayMs: number;
   events: number;
   citizenStakes: number;
   workerCpuMicrosPerEvent: number | null;
   workerPeakRssBytes: number[];
-  rpc: {
+  rpc: null | {
     httpRequests: number;
     calls: number;
     callsByMethod: Record<string, number>;
@@ -49,6 +50,8 @@ type RealRun = {
     ethCallsPerCitizenStake: number | null;
     abandonedRequests: number;
     slowestRequestMs: number;
+    requestBytes: number;
+    responseBytes: number;
   };
 };
 
@@ -65,7 +68,17 @@ function expectSaneRun(run: RealRun, limitEvents: number) {
   expect(run.events).toBe(limitEvents);
   expect(run.citizenStakes).toBeGreaterThan(0);
   expect(run.citizenStakes).toBeLessThan(run.events);
+  expect(run.workerCpuMicrosPerEvent).toBeGreaterThan(0);
+  expect(Number.isFinite(run.workerCpuMicrosPerEvent)).toBe(true);
+  expect(run.workerPeakRssBytes).toHaveLength(run.workers);
+  for (const bytes of run.workerPeakRssBytes) expect(bytes).toBeGreaterThan(10 * 1024 * 1024);
+}
+
+/** ...and for every run whose calls went through a proxy, what the workers asked the node. */
+function expectCountedRun(run: RealRun, limitEvents: number) {
+  expectSaneRun(run, limitEvents);
   const { rpc } = run;
+  if (!rpc) throw new Error(`the ${run.path} run has no counts`);
   expect(rpc.httpRequests).toBeGreaterThan(0);
   expect(rpc.calls).toBeGreaterThanOrEqual(rpc.httpRequests);
   expect(Object.values(rpc.callsByMethod).reduce((sum, n) => sum + n, 0)).toBe(rpc.calls);
@@ -80,14 +93,12 @@ function expectSaneRun(run: RealRun, limitEvents: number) {
   expect(rpc.abandonedRequests).toBeGreaterThanOrEqual(0);
   expect(rpc.abandonedRequests).toBeLessThanOrEqual(rpc.httpRequests);
   expect(rpc.slowestRequestMs).toBeGreaterThanOrEqual(run.proxyDelayMs);
+  expect(rpc.requestBytes).toBeGreaterThan(0);
+  expect(rpc.responseBytes).toBeGreaterThan(0);
   expect(rpc.ethCallsPerCitizenStake).toBe(
     Math.round((rpc.ethCalls / run.citizenStakes) * 1e4) / 1e4,
   );
   expect(Number.isFinite(rpc.ethCallsPerCitizenStake)).toBe(true);
-  expect(run.workerCpuMicrosPerEvent).toBeGreaterThan(0);
-  expect(Number.isFinite(run.workerCpuMicrosPerEvent)).toBe(true);
-  expect(run.workerPeakRssBytes).toHaveLength(run.workers);
-  for (const bytes of run.workerPeakRssBytes) expect(bytes).toBeGreaterThan(10 * 1024 * 1024);
 }
 
 function expectReport(report: Awaited<ReturnType<typeof runSmoke>>, ratioFields: string[]) {
@@ -107,17 +118,23 @@ describe("benchmarks in smoke size", () => {
       "real_w1_over_direct_limit@2000",
       "latency_over_latency_limit@2000",
       "latency_over_direct_limit@2000",
+      "control_w1_over_direct_limit@2000",
     ]);
     const [size] = report.raw.sizes as {
       limit: { direct: LimitRun; counting: LimitRun; latency: LimitRun };
       real: RealRun[];
+      control: RealRun;
       latency: RealRun;
     }[];
-    const { limit, real, latency } = size!;
+    const { limit, real, control, latency } = size!;
     expect(real.map((run) => run.workers)).toEqual([1, 2]);
-    for (const run of [...real, latency]) expectSaneRun(run, limit.direct.events);
-    expect(real.every((run) => run.proxyDelayMs === 0)).toBe(true);
+    for (const run of [...real, latency]) expectCountedRun(run, limit.direct.events);
+    expect(real.every((run) => run.path === "counting" && run.proxyDelayMs === 0)).toBe(true);
+    expect(latency.path).toBe("latency");
     expect(latency.proxyDelayMs).toBe(40);
+    expectSaneRun(control, limit.direct.events);
+    expect(control.path).toBe("direct");
+    expect(control.rpc).toBeNull();
     // Every raw fetch through the latency proxy waits 40 ms, one after another.
     expect(limit.latency.seconds).toBeGreaterThanOrEqual(limit.latency.chunks * 0.04);
     expect(limit.counting.events).toBe(limit.direct.events);
