@@ -32,7 +32,7 @@ import { createScratchRedisPrefix } from "../scratch/redis.ts";
 import type { BenchAnvil } from "./support/anvil-process.ts";
 import { ratiosOf, runTable, summarize, summaryTable, TARGETS } from "./support/backfill-tables.ts";
 import { numberList, readFlags, runMain, wholeNumber } from "./support/flags.ts";
-import { type Child, coresBetween, cpuByRole, spawnBun } from "./support/processes.ts";
+import { type Child, coresBetween, cpuByRole, peakRssOf, spawnBun } from "./support/processes.ts";
 import { log, percentile, round, writeReport } from "./support/report.ts";
 import { type RpcProxy, type RpcTally, startRpcProxy } from "./support/rpc-proxy.ts";
 import { type CachedScenario, defaultWallets, loadScenario } from "./support/scenario-cache.ts";
@@ -568,6 +568,8 @@ async function measureSize(settings: SizeSettings) {
     }
     return {
       spec,
+      /** The node's peak RSS over the whole size: the loaded chain and every run against it. */
+      nodePeakRssBytes: await peakRssOf(node.pid),
       blocks: Number(scenario.head - scenario.deployment.deployBlock + 1n),
       fromBlock: scenario.deployment.deployBlock,
       head: scenario.head,

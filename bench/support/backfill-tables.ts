@@ -196,7 +196,7 @@ export function runTable(run: SizeRun): string {
   if (run.latency && latency) rows.push(realRow(run.latency, latency));
   const { control } = run;
   return [
-    `backfill of ${control.events} staker events (${control.citizenStakes} citizen stakes) over blocks ${run.fromBlock}..${run.head}, ${control.chunks} chunks`,
+    `backfill of ${control.events} staker events (${control.citizenStakes} citizen stakes) over blocks ${run.fromBlock}..${run.head}, ${control.chunks} chunks; the node peaked at ${(run.nodePeakRssBytes / MB / 1024).toFixed(1)} GB RSS`,
     "(views: the contract calls inside the eth_calls, each call of a multicall counted; abandoned:",
     " HTTP requests whose client timed out before the node answered, and asked again)",
     "",
@@ -207,21 +207,30 @@ export function runTable(run: SizeRun): string {
       (real) =>
         `  ${runLabel(real)}: ${byCount(real.rpc.callsByMethod)}; ${megabytes(real.rpc.requestBytes)} MB asked, ${megabytes(real.rpc.responseBytes)} MB answered; slowest ${real.rpc.slowestRequestMs} ms`,
     ),
-    "contract calls inside the eth_calls, by function:",
-    ...counted(run).map((real) => `  ${runLabel(real)}: ${byCount(real.rpc.viewCallsByFunction)}`),
+    "eth_calls: multicalls, and single reads by function:",
+    ...counted(run).map(
+      (real) =>
+        `  ${runLabel(real)}: multicall ${real.rpc.multicallEthCalls}, ${byCount(real.rpc.singleEthCallsByFunction)}`,
+    ),
+    "contract calls inside the eth_calls, by function (repeated ones in brackets):",
+    ...counted(run).map(
+      (real) =>
+        `  ${runLabel(real)}: ${byCount(real.rpc.viewCallsByFunction, real.rpc.duplicateViewCallsByFunction)}`,
+    ),
   ].join("\n");
 }
 
 const megabytes = (bytes: number) => (bytes / MB).toFixed(1);
 
 function most(figure: { value: number; run: string } | null): string {
-  return figure ? `${figure.value} (${figure.run})` : "-";
+  if (!figure) return "-";
+  return figure.value === 0 ? "0" : `${figure.value} (${figure.run})`;
 }
 
-function byCount(byName: Record<string, number>): string {
+function byCount(byName: Record<string, number>, repeated?: Record<string, number>): string {
   return Object.entries(byName)
     .sort(([, a], [, b]) => b - a)
-    .map(([name, count]) => `${name} ${count}`)
+    .map(([name, count]) => `${name} ${count}${repeated?.[name] ? ` (${repeated[name]})` : ""}`)
     .join(", ");
 }
 

@@ -26,6 +26,11 @@ export type RpcTally = {
   duplicateViewCalls: number;
   /** By function name where known, else by selector. */
   viewCallsByFunction: Record<string, number>;
+  duplicateViewCallsByFunction: Record<string, number>;
+  /** eth_calls that were deployless multicalls. */
+  multicallEthCalls: number;
+  /** eth_calls to a contract directly (one read each), by function. */
+  singleEthCallsByFunction: Record<string, number>;
   /** Bodies that were not JSON-RPC (forwarded all the same). */
   unreadableBodies: number;
   /**
@@ -49,6 +54,10 @@ export type RpcProxy = {
 
 type JsonRpcCall = { method?: unknown; params?: unknown };
 
+function bump(counts: Record<string, number>, key: string) {
+  counts[key] = (counts[key] ?? 0) + 1;
+}
+
 class Tally {
   httpRequests = 0;
   requestBytes = 0;
@@ -60,6 +69,9 @@ class Tally {
   viewCalls = 0;
   duplicateViewCalls = 0;
   viewCallsByFunction: Record<string, number> = {};
+  duplicateViewCallsByFunction: Record<string, number> = {};
+  multicallEthCalls = 0;
+  singleEthCallsByFunction: Record<string, number> = {};
   unreadableBodies = 0;
   abandonedRequests = 0;
   slowestRequestMs = 0;
@@ -89,7 +101,7 @@ class Tally {
       return;
     }
     this.calls++;
-    this.callsByMethod[call.method] = (this.callsByMethod[call.method] ?? 0) + 1;
+    bump(this.callsByMethod, call.method);
     if (call.method !== "eth_call") return;
     this.ethCalls++;
     const [request, block] = Array.isArray(call.params) ? call.params : [];
@@ -98,15 +110,26 @@ class Tally {
     const key = Bun.hash(`${to?.toLowerCase() ?? ""}|${(data ?? input ?? "").toLowerCase()}|${at}`);
     if (this.seen.has(key)) this.duplicateEthCalls++;
     else this.seen.add(key);
-    for (const view of viewCallsOf({ to, data: data ?? input })) {
+    const views = viewCallsOf({ to, data: data ?? input });
+    if (to) bump(this.singleEthCallsByFunction, this.nameOf(views[0]!.callData));
+    else if (views.length > 0) this.multicallEthCalls++;
+    for (const view of views) {
       this.viewCalls++;
-      const selector = selectorOf(view.callData);
-      const name = this.names.get(selector) ?? selector;
-      this.viewCallsByFunction[name] = (this.viewCallsByFunction[name] ?? 0) + 1;
+      const name = this.nameOf(view.callData);
+      bump(this.viewCallsByFunction, name);
       const viewKey = Bun.hash(`${view.target}|${view.callData}|${at}`);
-      if (this.seenViews.has(viewKey)) this.duplicateViewCalls++;
-      else this.seenViews.add(viewKey);
+      if (this.seenViews.has(viewKey)) {
+        this.duplicateViewCalls++;
+        bump(this.duplicateViewCallsByFunction, name);
+      } else {
+        this.seenViews.add(viewKey);
+      }
     }
+  }
+
+  private nameOf(callData: string): string {
+    const selector = selectorOf(callData);
+    return this.names.get(selector) ?? selector;
   }
 
   snapshot(): RpcTally {
@@ -121,6 +144,9 @@ class Tally {
       viewCalls: this.viewCalls,
       duplicateViewCalls: this.duplicateViewCalls,
       viewCallsByFunction: { ...this.viewCallsByFunction },
+      duplicateViewCallsByFunction: { ...this.duplicateViewCallsByFunction },
+      multicallEthCalls: this.multicallEthCalls,
+      singleEthCallsByFunction: { ...this.singleEthCallsByFunction },
       unreadableBodies: this.unreadableBodies,
       abandonedRequests: this.abandonedRequests,
       slowestRequestMs: Math.round(this.slowestRequestMs),
