@@ -42,6 +42,10 @@ export class BackfillStalled extends Error {
   override name = "BackfillStalled";
 }
 
+export class RunNotCounted extends Error {
+  override name = "RunNotCounted";
+}
+
 /** The functions the indexer reads, to name the contract calls the proxy counts. */
 const READ_NAMES = functionNames([stakerAbi, s1CitizenAbi, s2CitizenAbi, vaultAbi, identityAbi]);
 
@@ -469,9 +473,10 @@ export type RealRun = Awaited<ReturnType<typeof measureReal>>;
 export type CountedRun = RealRun & { rpc: NonNullable<RealRun["rpc"]> };
 
 function counted(run: RealRun): CountedRun {
-  if (!run.rpc) throw new Error(`the ${run.path} run was not counted`);
+  if (!run.rpc) throw new RunNotCounted(`the ${run.path} run went to the node without a proxy`);
   return run as CountedRun;
 }
+
 export type LimitRun = Awaited<ReturnType<typeof measureLimit>>;
 
 type SizeSettings = {

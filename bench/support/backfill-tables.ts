@@ -45,7 +45,8 @@ function mostIn(runs: CountedRun[], figure: (real: CountedRun) => number) {
   return top ? { value: figure(top), run: runLabel(top) } : null;
 }
 
-function counted(run: SizeRun): CountedRun[] {
+/** The runs whose calls a proxy counted: every worker count and the latency run. */
+function countedRuns(run: SizeRun): CountedRun[] {
   return run.latency ? [...run.real, run.latency] : run.real;
 }
 
@@ -71,14 +72,14 @@ function headline(run: SizeRun) {
     ethCallsPerCitizenStake: one?.rpc.ethCallsPerCitizenStake ?? null,
     ethCallsPerEvent: one?.rpc.ethCallsPerEvent ?? null,
     duplicateEthCalls: one?.rpc.duplicateEthCalls ?? null,
-    duplicateEthCallsMostInARun: mostIn(counted(run), (real) => real.rpc.duplicateEthCalls),
-    abandonedRequestsMostInARun: mostIn(counted(run), (real) => real.rpc.abandonedRequests),
+    duplicateEthCallsMostInARun: mostIn(countedRuns(run), (real) => real.rpc.duplicateEthCalls),
+    abandonedRequestsMostInARun: mostIn(countedRuns(run), (real) => real.rpc.abandonedRequests),
     viewCallsPerCitizenStake: one?.rpc.viewCallsPerCitizenStake ?? null,
     duplicateViewCalls: one?.rpc.duplicateViewCalls ?? null,
     oneWorkerCpuMicrosPerEvent: one?.workerCpuMicrosPerEvent ?? null,
     controlCpuMicrosPerEvent: run.control.workerCpuMicrosPerEvent,
     oneWorkerPeakRssMb: one ? round(peakMb(one), 1) : null,
-    workerPeakRssMb: round(Math.max(...[...counted(run), run.control].map(peakMb)), 1),
+    workerPeakRssMb: round(Math.max(...[...countedRuns(run), run.control].map(peakMb)), 1),
   };
 }
 
@@ -203,17 +204,17 @@ export function runTable(run: SizeRun): string {
     table(rows),
     "",
     "JSON-RPC calls by method (each batch element counted), bytes, the slowest HTTP request:",
-    ...counted(run).map(
+    ...countedRuns(run).map(
       (real) =>
         `  ${runLabel(real)}: ${byCount(real.rpc.callsByMethod)}; ${megabytes(real.rpc.requestBytes)} MB asked, ${megabytes(real.rpc.responseBytes)} MB answered; slowest ${real.rpc.slowestRequestMs} ms`,
     ),
     "eth_calls: multicalls, and single reads by function:",
-    ...counted(run).map(
+    ...countedRuns(run).map(
       (real) =>
         `  ${runLabel(real)}: multicall ${real.rpc.multicallEthCalls}, ${byCount(real.rpc.singleEthCallsByFunction)}`,
     ),
     "contract calls inside the eth_calls, by function (repeated ones in brackets):",
-    ...counted(run).map(
+    ...countedRuns(run).map(
       (real) =>
         `  ${runLabel(real)}: ${byCount(real.rpc.viewCallsByFunction, real.rpc.duplicateViewCallsByFunction)}`,
     ),

@@ -3,9 +3,9 @@
  * (a distant provider's round trip) and passed on to the node unchanged. On its way through it
  * counts what the indexer asks: HTTP requests, JSON-RPC calls by method (each element of a batch
  * array counts), eth_calls asked again with the same target, calldata and block, and the
- * contract calls inside the eth_calls (a deployless multicall carries many). The node's answer
- * is never read, so counting does not depend on it. WebSocket is not forwarded: the backfill
- * does not subscribe.
+ * contract calls inside the eth_calls (a deployless multicall carries many). The node's answers
+ * are timed and weighed, never parsed, and passed back unchanged, along with requests a client
+ * gave up on. WebSocket is not forwarded: the backfill does not subscribe.
  */
 import { selectorOf, viewCallsOf } from "./view-calls.ts";
 
