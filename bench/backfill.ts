@@ -1,12 +1,22 @@
 /**
- * Backfill throughput against its own limit, in one run on one loaded scenario chain:
+ * Backfill throughput against its own limit, in one run per scenario size (20,000 and 100,000
+ * events by default), each on one loaded scenario chain:
  *
  *   limit: the same staker logs fetched with raw eth_getLogs, chunk by chunk, and COPYed as raw
- *          rows into a scratch table (what moving the data alone costs);
+ *          rows into a scratch table (what moving the data alone costs), straight to the node,
+ *          through the counting proxy, and through the latency proxy;
  *   real:  the project's backfill from empty tables to caught up — BullMQ chunk jobs, reads at
- *          each stake's block, projections — with 1, 2 and 4 `worker` processes.
+ *          each stake's block, projections — with 1, 2 and 4 `worker` processes, their RPC going
+ *          through a counting proxy (no delay); once with 1 worker straight to the node (the
+ *          control: what the proxy's own work on the same cores costs); and once through a
+ *          proxy that adds 40 ms to every HTTP request (a distant provider).
  *
- * `bun bench/backfill.ts [--events 100000] [--workers 1,2,4] [--chunk-size 4] [--smoke]`
+ * Every run reports what the workers asked the node (eth_calls per citizen stake, repeated
+ * eth_calls, calls by method), their CPU per event and each worker's peak RSS. Targets (issue 12)
+ * are printed beside the figures, never asserted.
+ *
+ * `bun bench/backfill.ts [--events 20000,100000] [--workers 1,2,4] [--latency-ms 40]
+ *   [--latency-workers 1] [--chunk-size 4] [--concurrency 4] [--phases] [--cpu-prof] [--smoke]`
  */
 import { readFile } from "node:fs/promises";
 import { Readable } from "node:stream";
@@ -14,19 +24,30 @@ import { pipeline } from "node:stream/promises";
 import postgres from "postgres";
 import { type Address, encodeFunctionData, getAbiItem, toEventSelector } from "viem";
 import { mainnetStakerAbi as stakerAbi } from "../contracts/generated/MainnetStaker.ts";
+import { identityAbi, s1CitizenAbi, s2CitizenAbi, vaultAbi } from "../indexer/chain/token-abis.ts";
 import { createIndexer } from "../indexer/indexer.ts";
 import { fetchRange } from "../indexer/jobs/fetch-range.ts";
 import { createScratchDatabase } from "../scratch/database.ts";
 import { createScratchRedisPrefix } from "../scratch/redis.ts";
 import type { BenchAnvil } from "./support/anvil-process.ts";
+import { ratiosOf, runTable, summarize, summaryTable, TARGETS } from "./support/backfill-tables.ts";
 import { numberList, readFlags, runMain, wholeNumber } from "./support/flags.ts";
-import { type Child, coresBetween, cpuByRole, spawnBun } from "./support/processes.ts";
-import { log, percentile, round, table, writeReport } from "./support/report.ts";
+import { type Child, coresBetween, cpuByRole, peakRssOf, spawnBun } from "./support/processes.ts";
+import { log, percentile, round, writeReport } from "./support/report.ts";
+import { type RpcProxy, type RpcTally, startRpcProxy } from "./support/rpc-proxy.ts";
 import { type CachedScenario, defaultWallets, loadScenario } from "./support/scenario-cache.ts";
+import { functionNames } from "./support/view-calls.ts";
 
 export class BackfillStalled extends Error {
   override name = "BackfillStalled";
 }
+
+export class RunNotCounted extends Error {
+  override name = "RunNotCounted";
+}
+
+/** The functions the indexer reads, to name the contract calls the proxy counts. */
+const READ_NAMES = functionNames([stakerAbi, s1CitizenAbi, s2CitizenAbi, vaultAbi, identityAbi]);
 
 const STAKER_TOPICS = (["Stake", "Withdraw", "Claim"] as const).map((name) =>
   toEventSelector(getAbiItem({ abi: stakerAbi, name }) as never),
@@ -82,9 +103,16 @@ function copyRows(logs: RawLog[]): string {
   return text;
 }
 
-/** Fetches the range chunk by chunk (the next fetch overlapping the current COPY). */
-async function measureLimit(scenario: CachedScenario, node: BenchAnvil, chunkSize: number) {
-  const rpcUrl = node.rpcUrl;
+/**
+ * Fetches the range chunk by chunk (the next fetch overlapping the current COPY), from `rpcUrl`:
+ * the node itself or a proxy in front of it.
+ */
+async function measureLimit(
+  scenario: CachedScenario,
+  node: BenchAnvil,
+  rpcUrl: string,
+  chunkSize: number,
+) {
   const database = await createScratchDatabase("bench_limit");
   const sql = postgres(database.url, { max: 1, onnotice: () => {} });
   try {
@@ -134,6 +162,32 @@ async function measureLimit(scenario: CachedScenario, node: BenchAnvil, chunkSiz
     await sql.end({ timeout: 5 });
     await database.drop();
   }
+}
+
+/**
+ * The limit through each path, `rounds` times in turn (so a drift in the machine's load touches
+ * every path alike), keeping each path's fastest round: the first fetch of a range pays for cold
+ * caches in the node and in Postgres, and a limit that is too low flatters every ratio.
+ */
+async function measureLimits<Path extends string>(
+  scenario: CachedScenario,
+  node: BenchAnvil,
+  paths: Record<Path, string | undefined>,
+  chunkSize: number,
+  rounds: number,
+) {
+  const best: Partial<Record<Path, LimitRun & { roundsEventsPerSecond: number[] }>> = {};
+  for (let round = 0; round < rounds; round++) {
+    for (const [path, url] of Object.entries(paths) as [Path, string | undefined][]) {
+      if (url === undefined) continue;
+      const run = await measureLimit(scenario, node, url, chunkSize);
+      const seen = [...(best[path]?.roundsEventsPerSecond ?? []), run.eventsPerSecond];
+      const kept =
+        best[path] && best[path].eventsPerSecond >= run.eventsPerSecond ? best[path] : run;
+      best[path] = { ...kept, roundsEventsPerSecond: seen };
+    }
+  }
+  return best;
 }
 
 /**
@@ -251,18 +305,41 @@ async function chunkTimes(children: Child[]): Promise<ChunkLine[]> {
   return lines;
 }
 
+export type RpcPath = "direct" | "counting" | "latency";
+
+function pathOf(proxy: RpcProxy | undefined): RpcPath {
+  if (!proxy) return "direct";
+  return proxy.delayMs > 0 ? "latency" : "counting";
+}
+
+/** What the workers asked the node during one backfill, against what it indexed. */
+function rpcFigures(tally: RpcTally, events: number, citizenStakes: number) {
+  const per = (count: number, of: number) => (of > 0 ? round(count / of, 4) : null);
+  return {
+    ...tally,
+    ethCallsPerCitizenStake: per(tally.ethCalls, citizenStakes),
+    ethCallsPerEvent: per(tally.ethCalls, events),
+    viewCallsPerCitizenStake: per(tally.viewCalls, citizenStakes),
+    callsPerEvent: per(tally.calls, events),
+  };
+}
+
 async function measureReal(
   scenario: CachedScenario,
   node: BenchAnvil,
+  /** The workers' way to the node: a proxy, or none (straight to the node, nothing counted). */
+  proxy: RpcProxy | undefined,
   settings: { workers: number; concurrency: number; chunkSize: number; cpuProfile: boolean },
 ) {
-  const rpcUrl = node.rpcUrl;
-  const label = `bench_backfill_w${settings.workers}`;
+  const path = pathOf(proxy);
+  const label = `bench_backfill_w${settings.workers}_${path}`;
   const database = await createScratchDatabase(label);
   const redis = createScratchRedisPrefix(label);
   const staker = scenario.deployment.addresses.staker;
+  // This process only queues the chunks and watches the checkpoint: it talks to the node
+  // directly, so the proxy counts the workers' calls alone.
   const indexer = await createIndexer({
-    rpcUrl,
+    rpcUrl: node.rpcUrl,
     databaseUrl: database.url,
     redisUrl: redis.url,
     queuePrefix: redis.prefix,
@@ -279,16 +356,17 @@ async function measureReal(
   const workers: Child[] = [];
   try {
     for (let n = 0; n < settings.workers; n++) {
+      const name = `w${settings.workers}-${path}-${n}`;
       const profile = settings.cpuProfile
         ? [
             "--cpu-prof-md",
             `--cpu-prof-dir=bench/results/profiles`,
-            `--cpu-prof-name=worker-w${settings.workers}-${n}.md`,
+            `--cpu-prof-name=worker-${name}.md`,
           ]
         : [];
       workers.push(
-        spawnBun(`backfill-w${settings.workers}-${n}`, [...profile, "scripts/cli.ts", "worker"], {
-          RPC_URL: rpcUrl,
+        spawnBun(`backfill-${name}`, [...profile, "scripts/cli.ts", "worker"], {
+          RPC_URL: proxy?.url ?? node.rpcUrl,
           STAKER_ADDRESS: staker,
           CHAIN_ID: String(scenario.deployment.chainId),
           DATABASE_URL: database.url,
@@ -306,6 +384,8 @@ async function measureReal(
       if (Date.now() > ready) throw new BackfillStalled("workers did not connect within 60 s");
       await Bun.sleep(25);
     }
+    // The workers' start-up checks (chain id, staker code) are not part of the backfill.
+    proxy?.reset();
     const cpuBefore = await cpuByRole({ anvil: node.pid, children: workers });
     const started = performance.now();
     const { to, chunks: queued } = await indexer.enqueueBackfill({
@@ -323,15 +403,15 @@ async function measureReal(
       await Bun.sleep(20);
     }
     const seconds = (performance.now() - started) / 1000;
-    const cores = coresBetween(
-      cpuBefore,
-      await cpuByRole({ anvil: node.pid, children: workers }),
-      seconds,
-    );
+    const tally = proxy?.tally();
+    const cpuAfter = await cpuByRole({ anvil: node.pid, children: workers });
+    const cores = coresBetween(cpuBefore, cpuAfter, seconds);
+    const workerPeakRss = await Promise.all(workers.map((worker) => worker.peakRssBytes()));
     const events = await indexer.store.countEvents(scenario.deployment.deployBlock, to);
-    const peakRss = Math.max(...(await Promise.all(workers.map((worker) => worker.rssBytes()))));
-    const [staked] = await indexer.database.client<{ count: string }[]>`
-      select count(*)::text as count from staked_citizens`;
+    const [counts] = await indexer.database.client<{ staked: string; stakes: string }[]>`
+      select (select count(*) from staked_citizens)::text as staked,
+             (select count(*) from citizen_stakes)::text as stakes`;
+    const citizenStakes = Number(counts?.stakes ?? 0);
     const stopped = workers.splice(0);
     for (const worker of stopped) await worker.stop();
     // The same tables rebuilt from what is stored, with no node (issue 15's reproject).
@@ -342,11 +422,20 @@ async function measureReal(
     return {
       workers: settings.workers,
       concurrencyPerWorker: settings.concurrency,
+      path,
+      proxyDelayMs: proxy?.delayMs ?? 0,
       chunks: queued,
       events,
-      stakedCitizens: Number(staked?.count ?? 0),
+      citizenStakes,
+      stakedCitizens: Number(counts?.staked ?? 0),
       seconds: round(seconds, 3),
       eventsPerSecond: round(events / seconds, 0),
+      rpc: tally ? rpcFigures(tally, events, citizenStakes) : null,
+      workerCpuSeconds: round(cpuAfter.children - cpuBefore.children, 2),
+      workerCpuMicrosPerEvent:
+        events > 0 ? round(((cpuAfter.children - cpuBefore.children) / events) * 1e6, 1) : null,
+      /** VmHWM of each worker process when caught up: the most it ever held resident. */
+      workerPeakRssBytes: workerPeakRss,
       reproject: {
         seconds: round(reprojectSeconds, 3),
         eventsPerSecond: round(events / reprojectSeconds, 0),
@@ -356,8 +445,8 @@ async function measureReal(
         anvil: cores.anvil,
         postgres: cores.postgres,
         redis: cores.redis,
+        benchAndProxy: cores.bench,
       },
-      workerRssBytesAtEnd: peakRss,
       chunkMs: {
         p50: percentile(
           times.map((t) => t.ms),
@@ -379,11 +468,148 @@ async function measureReal(
   }
 }
 
+export type RealRun = Awaited<ReturnType<typeof measureReal>>;
+/** A run whose calls went through a proxy and were counted. */
+export type CountedRun = RealRun & { rpc: NonNullable<RealRun["rpc"]> };
+
+function counted(run: RealRun): CountedRun {
+  if (!run.rpc) throw new RunNotCounted(`the ${run.path} run went to the node without a proxy`);
+  return run as CountedRun;
+}
+
+export type LimitRun = Awaited<ReturnType<typeof measureLimit>>;
+
+type SizeSettings = {
+  seed: string;
+  events: number;
+  workerCounts: number[];
+  latencyMs: number;
+  latencyWorkers: number;
+  concurrency: number;
+  chunkSize: number;
+  cpuProfile: boolean;
+  phases: boolean;
+  probeCalls: number;
+  limitRounds: number;
+};
+
+/** Every measurement on one scenario size, against one loaded node. */
+async function measureSize(settings: SizeSettings) {
+  const spec = {
+    seed: settings.seed,
+    events: settings.events,
+    wallets: defaultWallets(settings.events),
+  };
+  const loaded = await loadScenario(spec, log);
+  const { scenario, node } = loaded;
+  const counting = startRpcProxy(node.rpcUrl, { delayMs: 0, functionNames: READ_NAMES });
+  const slow =
+    settings.latencyMs > 0
+      ? startRpcProxy(node.rpcUrl, { delayMs: settings.latencyMs, functionNames: READ_NAMES })
+      : undefined;
+  try {
+    const chunkSize = settings.chunkSize;
+    log(
+      `limit: raw eth_getLogs + COPY, chunks of ${chunkSize} blocks, best of ${settings.limitRounds} rounds`,
+    );
+    const paths = { direct: node.rpcUrl, counting: counting.url, latency: slow?.url };
+    const limits = await measureLimits(scenario, node, paths, chunkSize, settings.limitRounds);
+    const limit = { direct: limits.direct!, counting: limits.counting!, latency: limits.latency };
+    log(
+      `limit: ${limit.direct.events} events, ${limit.direct.eventsPerSecond}/s direct, ${limit.counting.eventsPerSecond}/s through the counting proxy${limit.latency ? `, ${limit.latency.eventsPerSecond}/s through the ${settings.latencyMs} ms proxy` : ""}`,
+    );
+    const nodeProbe = await probeHistoricalCalls(scenario, node.rpcUrl, settings.probeCalls);
+    log(
+      `eth_call: ${nodeProbe.msPerCallAtHead} ms at the head, ${nodeProbe.msPerCallAtHeadMinusOne} ms one block back, ${nodeProbe.msPerCallAtMiddleBlock} ms at block ${nodeProbe.middleBlock}`,
+    );
+    let phases: Awaited<ReturnType<typeof measurePhases>> | undefined;
+    if (settings.phases) {
+      log("phases: the backfill chunk by chunk in this process, fetch and write timed apart");
+      phases = await measurePhases(scenario, node, chunkSize);
+      log(
+        `  fetch ${phases.fetchSeconds} s, write ${phases.writeSeconds} s (${phases.eventsPerSecond} events/s)`,
+      );
+    }
+    const real: CountedRun[] = [];
+    for (const workers of settings.workerCounts) {
+      log(`real backfill: ${workers} worker process(es) x concurrency ${settings.concurrency}`);
+      const result = counted(
+        await measureReal(scenario, node, counting, {
+          workers,
+          concurrency: settings.concurrency,
+          chunkSize,
+          cpuProfile: settings.cpuProfile,
+        }),
+      );
+      log(
+        `  ${result.events} events in ${result.seconds} s (${result.eventsPerSecond}/s), ${result.rpc.ethCalls} eth_calls for ${result.citizenStakes} citizen stakes`,
+      );
+      real.push(result);
+    }
+    // The proxy shares the machine's cores with what it measures: the same backfill straight to
+    // the node shows what that costs.
+    log("real backfill straight to the node (control, nothing counted): 1 worker process");
+    const control = await measureReal(scenario, node, undefined, {
+      workers: 1,
+      concurrency: settings.concurrency,
+      chunkSize,
+      cpuProfile: false,
+    });
+    log(`  ${control.events} events in ${control.seconds} s (${control.eventsPerSecond}/s)`);
+    let latency: CountedRun | undefined;
+    if (slow) {
+      log(
+        `real backfill through the ${slow.delayMs} ms proxy: ${settings.latencyWorkers} worker process(es)`,
+      );
+      latency = counted(
+        await measureReal(scenario, node, slow, {
+          workers: settings.latencyWorkers,
+          concurrency: settings.concurrency,
+          chunkSize,
+          cpuProfile: false,
+        }),
+      );
+      log(`  ${latency.events} events in ${latency.seconds} s (${latency.eventsPerSecond}/s)`);
+    }
+    return {
+      spec,
+      /** The node's peak RSS over the whole size: the loaded chain and every run against it. */
+      nodePeakRssBytes: await peakRssOf(node.pid),
+      blocks: Number(scenario.head - scenario.deployment.deployBlock + 1n),
+      fromBlock: scenario.deployment.deployBlock,
+      head: scenario.head,
+      cacheGenerated: loaded.generated,
+      cacheLoadSeconds: loaded.loadSeconds,
+      scenario: {
+        stakerEvents: scenario.stakerEvents,
+        transactions: scenario.transactions,
+        citizensStakedAtEnd: scenario.citizensStaked,
+        generatedSeconds: scenario.generatedSeconds,
+        stateBytes: scenario.stateBytes,
+      },
+      nodeProbe,
+      phases,
+      limit,
+      real,
+      control,
+      latency,
+    };
+  } finally {
+    await counting.stop();
+    await slow?.stop();
+    await node.stop();
+  }
+}
+
+export type SizeRun = Awaited<ReturnType<typeof measureSize>>;
+
 async function main() {
   const flags = readFlags({
     events: { type: "string" },
     seed: { type: "string", default: "bench" },
     workers: { type: "string" },
+    "latency-ms": { type: "string", default: "40" },
+    "latency-workers": { type: "string", default: "1" },
     concurrency: { type: "string", default: "4" },
     "chunk-size": { type: "string", default: "4" },
     "cpu-prof": { type: "boolean", default: false },
@@ -391,112 +617,53 @@ async function main() {
     smoke: { type: "boolean", default: false },
   });
   const smoke = flags.smoke === true;
-  const events = wholeNumber("events", flags.events ?? (smoke ? 2_000 : 100_000));
+  const sizes = numberList("events", flags.events ?? (smoke ? "2000" : "20000,100000"));
   const workerCounts = numberList("workers", flags.workers ?? (smoke ? "1,2" : "1,2,4"));
+  const latencyMs = wholeNumber("latency-ms", flags["latency-ms"], 0);
+  const latencyWorkers = wholeNumber("latency-workers", flags["latency-workers"]);
   const concurrency = wholeNumber("concurrency", flags.concurrency);
   const chunkSize = wholeNumber("chunk-size", flags["chunk-size"]);
   const startedAt = new Date().toISOString();
-  const spec = { seed: String(flags.seed), events, wallets: defaultWallets(events) };
 
-  const loaded = await loadScenario(spec, log);
-  const { scenario, node } = loaded;
-  try {
-    log(`limit: raw eth_getLogs + COPY, chunks of ${chunkSize} blocks`);
-    const limit = await measureLimit(scenario, node, chunkSize);
-    log(`limit: ${limit.events} events in ${limit.seconds} s (${limit.eventsPerSecond}/s)`);
-    const nodeProbe = await probeHistoricalCalls(scenario, node.rpcUrl, smoke ? 10 : 100);
-    log(
-      `eth_call: ${nodeProbe.msPerCallAtHead} ms at the head, ${nodeProbe.msPerCallAtHeadMinusOne} ms one block back, ${nodeProbe.msPerCallAtMiddleBlock} ms at block ${nodeProbe.middleBlock}`,
-    );
-    let phases: Awaited<ReturnType<typeof measurePhases>> | undefined;
-    if (flags.phases === true) {
-      log("phases: the backfill chunk by chunk in this process, fetch and write timed apart");
-      phases = await measurePhases(scenario, node, chunkSize);
-      log(
-        `  fetch ${phases.fetchSeconds} s, write ${phases.writeSeconds} s (${phases.eventsPerSecond} events/s)`,
-      );
-    }
-    const real = [];
-    for (const workers of workerCounts) {
-      log(`real backfill: ${workers} worker process(es) x concurrency ${concurrency}`);
-      const result = await measureReal(scenario, node, {
-        workers,
+  const runs: SizeRun[] = [];
+  for (const events of sizes) {
+    log(`scenario of ${events} events`);
+    runs.push(
+      await measureSize({
+        seed: String(flags.seed),
+        events,
+        workerCounts,
+        latencyMs,
+        latencyWorkers,
         concurrency,
         chunkSize,
         cpuProfile: flags["cpu-prof"] === true,
-      });
-      log(`  ${result.events} events in ${result.seconds} s (${result.eventsPerSecond}/s)`);
-      real.push(result);
-    }
-    const ratios: Record<string, number | null> = {};
-    for (const result of real) {
-      ratios[`real_w${result.workers}_over_limit`] = round(
-        result.eventsPerSecond / limit.eventsPerSecond,
-        4,
-      );
-    }
-    const reproject = real[0]?.reproject;
-    if (reproject) {
-      ratios.reproject_over_limit = round(reproject.eventsPerSecond / limit.eventsPerSecond, 4);
-    }
-    const rows: (string | number)[][] = [
-      ["run", "events", "seconds", "events/s", "ratio to limit"],
-      ["limit (eth_getLogs + COPY)", limit.events, limit.seconds, limit.eventsPerSecond, 1],
-      ...(reproject && real[0]
-        ? [
-            [
-              "reproject (stored events and reads, no RPC)",
-              real[0].events,
-              reproject.seconds,
-              reproject.eventsPerSecond,
-              ratios.reproject_over_limit ?? "-",
-            ],
-          ]
-        : []),
-      ...real.map((result) => [
-        `backfill, ${result.workers} worker${result.workers > 1 ? "s" : ""} x ${result.concurrencyPerWorker}`,
-        result.events,
-        result.seconds,
-        result.eventsPerSecond,
-        ratios[`real_w${result.workers}_over_limit`] ?? "-",
-      ]),
-    ];
-    console.log(
-      `\nbackfill of ${scenario.stakerEvents} staker events over blocks ${scenario.deployment.deployBlock}..${scenario.head} (target ratio >= 0.5)\n`,
+        phases: flags.phases === true,
+        probeCalls: smoke ? 10 : 100,
+        limitRounds: 3,
+      }),
     );
-    console.log(table(rows));
-    const path = await writeReport({
-      name: "backfill",
-      smoke,
-      startedAt,
-      parameters: {
-        ...spec,
-        chunkSizeBlocks: chunkSize,
-        concurrencyPerWorker: concurrency,
-        workerCounts,
-        blocks: Number(scenario.head - scenario.deployment.deployBlock + 1n),
-        cacheGenerated: loaded.generated,
-        cacheLoadSeconds: loaded.loadSeconds,
-        scenarioGeneratedSeconds: scenario.generatedSeconds,
-      },
-      raw: {
-        nodeProbe,
-        phases,
-        scenario: {
-          stakerEvents: scenario.stakerEvents,
-          transactions: scenario.transactions,
-          citizensStaked: scenario.citizensStaked,
-        },
-        limit,
-        real,
-      },
-      ratios,
-      notes: [],
-    });
-    console.log(`\nwrote ${path}`);
-  } finally {
-    await node.stop();
   }
+  for (const run of runs) console.log(`\n${runTable(run)}`);
+  console.log(`\n${summaryTable(runs)}`);
+  const path = await writeReport({
+    name: "backfill",
+    smoke,
+    startedAt,
+    parameters: {
+      seed: String(flags.seed),
+      eventSizes: sizes,
+      chunkSizeBlocks: chunkSize,
+      concurrencyPerWorker: concurrency,
+      workerCounts,
+      latencyMs,
+      latencyWorkers,
+    },
+    raw: { targets: TARGETS, sizes: runs, summary: summarize(runs) },
+    ratios: ratiosOf(runs),
+    notes: [],
+  });
+  console.log(`\nwrote ${path}`);
 }
 
 if (import.meta.main) runMain(main);

@@ -20,6 +20,8 @@ export type Child = {
   logFile: string;
   /** Resident memory now, in bytes (0 once it has exited). */
   rssBytes(): Promise<number>;
+  /** The most resident memory it ever held (the kernel's high-water mark), in bytes. */
+  peakRssBytes(): Promise<number>;
   /** User + system CPU seconds used so far. */
   cpuSeconds(): Promise<number>;
   /** Throws ChildExited if the process is gone. */
@@ -47,6 +49,7 @@ export function spawnBun(label: string, args: string[], settings: Record<string,
     pid: child.pid,
     logFile,
     rssBytes: () => rssOf(child.pid),
+    peakRssBytes: () => peakRssOf(child.pid),
     cpuSeconds: () => cpuSecondsOf(child.pid),
     assertAlive() {
       if (child.exitCode !== null || child.signalCode !== null) {
@@ -66,10 +69,19 @@ export function spawnBun(label: string, args: string[], settings: Record<string,
   };
 }
 
-export async function rssOf(pid: number): Promise<number> {
+export function rssOf(pid: number): Promise<number> {
+  return statusBytes(pid, "VmRSS");
+}
+
+/** VmHWM: the peak resident set since the process started, kept by the kernel. */
+export function peakRssOf(pid: number): Promise<number> {
+  return statusBytes(pid, "VmHWM");
+}
+
+async function statusBytes(pid: number, field: "VmRSS" | "VmHWM"): Promise<number> {
   try {
     const status = await Bun.file(`/proc/${pid}/status`).text();
-    return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) * 1024;
+    return Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) * 1024;
   } catch {
     return 0;
   }
