@@ -6,7 +6,7 @@
  *          rows into a scratch table (what moving the data alone costs), straight to the node,
  *          through the counting proxy, and through the latency proxy;
  *   real:  the project's backfill from empty tables to caught up — BullMQ chunk jobs, reads at
- *          each stake's block, projections — with 1, 2 and 4 `worker` processes, their RPC going
+ *          each chunk's last block and, for stakes those cannot prove, at their own, projections — with 1, 2 and 4 `worker` processes, their RPC going
  *          through a counting proxy (no delay); once with 1 worker straight to the node (the
  *          control: what the proxy's own work on the same cores costs); and once through a
  *          proxy that adds 40 ms to every HTTP request (a distant provider).
@@ -192,7 +192,7 @@ async function measureLimits<Path extends string>(
 
 /**
  * The node's own cost of one view call at the head and at old blocks, sequentially: the real
- * backfill reads at every stake's block, so this is what its chunk jobs wait on.
+ * backfill reads at its chunks' last blocks (and some stakes at their own), all old blocks.
  */
 async function probeHistoricalCalls(scenario: CachedScenario, rpcUrl: string, calls: number) {
   const data = encodeFunctionData({
@@ -230,7 +230,7 @@ async function probeHistoricalCalls(scenario: CachedScenario, rpcUrl: string, ca
 
 /**
  * The same backfill done in this process one chunk at a time, with each chunk's two halves timed:
- * fetching (logs, reads at each stake's block, projection to rows) and writing (the locked
+ * fetching (logs, reads, projection to rows) and writing (the locked
  * transaction: inserts, checkpoint, staked_citizens rebuild). Says which half the real run
  * waits on.
  */

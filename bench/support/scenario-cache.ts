@@ -1,7 +1,7 @@
 /**
  * A scenario chain generated once and kept: generating 100,000 events takes minutes, loading
  * them back takes seconds. The cache is anvil's own state dump with historical states (so the
- * indexer's eth_call at each stake's block still answers after a load) beside a JSON record of
+ * indexer's eth_calls at old blocks still answer after a load) beside a JSON record of
  * the deployment and the scenario's figures, under bench/results/cache/.
  */
 import { existsSync } from "node:fs";
