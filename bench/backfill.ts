@@ -24,6 +24,7 @@ import { pipeline } from "node:stream/promises";
 import postgres from "postgres";
 import { type Address, encodeFunctionData, getAbiItem, toEventSelector } from "viem";
 import { mainnetStakerAbi as stakerAbi } from "../contracts/generated/MainnetStaker.ts";
+import { staticCallBatchAbi } from "../contracts/generated/StaticCallBatch.ts";
 import { identityAbi, s1CitizenAbi, s2CitizenAbi, vaultAbi } from "../indexer/chain/token-abis.ts";
 import { createIndexer } from "../indexer/indexer.ts";
 import { fetchRange } from "../indexer/jobs/fetch-range.ts";
@@ -47,7 +48,15 @@ export class RunNotCounted extends Error {
 }
 
 /** The functions the indexer reads, to name the contract calls the proxy counts. */
-const READ_NAMES = functionNames([stakerAbi, s1CitizenAbi, s2CitizenAbi, vaultAbi, identityAbi]);
+// `run` is the tokenURI reader (indexer/chain/static-call-batch.ts): up to 50 tokenURIs a call.
+const READ_NAMES = functionNames([
+  stakerAbi,
+  s1CitizenAbi,
+  s2CitizenAbi,
+  vaultAbi,
+  identityAbi,
+  staticCallBatchAbi,
+]);
 
 const STAKER_TOPICS = (["Stake", "Withdraw", "Claim"] as const).map((name) =>
   toEventSelector(getAbiItem({ abi: stakerAbi, name }) as never),
