@@ -89,6 +89,8 @@ const isFatal = (error: unknown) => FATAL.some((kind) => error instanceof kind);
 
 /** How often every process with workers looks for lost work (see requeueLostRanges). */
 const RECONCILE_INTERVAL_MS = 5_000;
+/** Citizens a metadata refresh reads and compares at a time. */
+const METADATA_REFRESH_PAGE = 1_000;
 /** How often a process with workers adds its RPC calls to rpc_calls (and once when it closes). */
 const RPC_REPORT_INTERVAL_MS = 5_000;
 
@@ -378,6 +380,44 @@ export async function createIndexer(options: IndexerOptions) {
       await store.updateMetadata(updates);
       const still = updates.filter((update) => update.failure).length;
       return { fixed: updates.length - still, still };
+    },
+
+    /**
+     * Reads every citizen's metadata again at the head, many to an eth_call, and keeps what
+     * changed (the served name and image change with it; a recorded failure that now reads is
+     * cleared). A tokenURI that does not read at the head keeps what is stored: a citizen that
+     * left its contract (a migration burns the old token) may revert there while its history
+     * stays valid. Those are counted, not recorded.
+     */
+    async refreshMetadata(progress?: (done: number) => void) {
+      const head = await client.getBlockNumber();
+      const totals = { read: 0, changed: 0, unreadable: 0, block: head };
+      let after: { season: number; citizenId: bigint } | undefined;
+      for (;;) {
+        const stored = await store.storedMetadata(after, METADATA_REFRESH_PAGE);
+        if (stored.length === 0) return totals;
+        const keys = stored.map((row) => ({
+          season: row.season as Season,
+          citizenId: row.citizenId,
+        }));
+        const readings = await readTokenUris(client, contracts, keys, head);
+        const updates = stored.flatMap((row, i) => {
+          const metadata = metadataOf(readings[i]!);
+          if (metadata.unreadable !== undefined) {
+            totals.unreadable++;
+            return [];
+          }
+          const name = metadata.name ?? null;
+          const image = metadata.image ?? null;
+          const same = name === row.name && image === row.image && !row.failing;
+          return same ? [] : [{ season: row.season, citizenId: row.citizenId, name, image }];
+        });
+        await store.updateMetadata(updates);
+        totals.read += stored.length;
+        totals.changed += updates.length;
+        progress?.(totals.read);
+        after = stored.at(-1);
+      }
     },
 
     /** Re-queues lost work once (what every worker process does every few seconds). */

@@ -362,6 +362,24 @@ program
   });
 
 program
+  .command("refresh-metadata")
+  .description(
+    "read every citizen's metadata again at the head (50 to an eth_call) and keep what changed",
+  )
+  .action(async () => {
+    const chain = await resolveChainSettings(config);
+    await checkServices({ database: "existing", redis: true, chain });
+    const indexer = await openIndexer(chain);
+    const { read, changed, unreadable, block } = await indexer.refreshMetadata((done) =>
+      console.error(`metadata: ${done} citizens read`),
+    );
+    console.log(
+      `metadata read at block ${block} for ${read} citizens: ${changed} changed, ${unreadable} unreadable at the head (kept as stored)`,
+    );
+    await indexer.close();
+  });
+
+program
   .command("verify")
   .description(
     "compare the tables with the staker's own views at the indexed block; exit 1 on any mismatch",

@@ -116,6 +116,8 @@ export interface IndexerStore {
   readFailures(): Promise<Array<typeof readFailures.$inferSelect>>;
   /** Replaces the metadata of citizens read again, and forgets their recorded failures. */
   updateMetadata(rows: MetadataUpdate[]): Promise<void>;
+  /** Up to `limit` citizens' stored metadata in key order, after `after` (a metadata refresh). */
+  storedMetadata(after: CitizenKeyRow | undefined, limit: number): Promise<StoredMetadata[]>;
   /**
    * Rebuilds staked_citizens from the stored event log and reads alone (no RPC), in one
    * transaction: readers see the old rows until it commits, writers wait for it.
@@ -151,6 +153,15 @@ export interface MetadataUpdate {
   image: string | null;
   /** Present when the new read failed too. */
   failure?: ReadFailureRow;
+}
+
+export interface StoredMetadata {
+  season: number;
+  citizenId: bigint;
+  name: string | null;
+  image: string | null;
+  /** A read failure is recorded for the citizen's metadata. */
+  failing: boolean;
 }
 
 /** Health rows are written at most this often while all is well (a tick runs every 200 ms). */
@@ -527,6 +538,35 @@ export function createIndexerStore(db: Database): IndexerStore {
     });
   }
 
+  async function storedMetadata(
+    after: CitizenKeyRow | undefined,
+    limit: number,
+  ): Promise<StoredMetadata[]> {
+    const rows = await db
+      .select({
+        season: citizens.season,
+        citizenId: citizens.citizenId,
+        name: citizens.name,
+        image: citizens.image,
+        failure: readFailures.read,
+      })
+      .from(citizens)
+      .leftJoin(
+        readFailures,
+        and(
+          eq(readFailures.season, citizens.season),
+          eq(readFailures.citizenId, citizens.citizenId),
+        ),
+      )
+      .where(
+        after &&
+          sql`(${citizens.season}, ${citizens.citizenId}) > (${after.season}, ${after.citizenId.toString()}::numeric)`,
+      )
+      .orderBy(asc(citizens.season), asc(citizens.citizenId))
+      .limit(limit);
+    return rows.map(({ failure, ...row }) => ({ ...row, failing: failure !== null }));
+  }
+
   async function reproject() {
     return locked(async (tx) => {
       const current = (await checkpoint(tx))!;
@@ -604,6 +644,7 @@ export function createIndexerStore(db: Database): IndexerStore {
     health: () => db.select().from(indexerHealth),
     readFailures: () => db.select().from(readFailures),
     updateMetadata,
+    storedMetadata,
     reproject,
     counts,
     addRpcCalls,
