@@ -47,18 +47,31 @@ export async function checkPostgres(
   { databaseMayBeMissing = false, timeoutSeconds = 5 } = {},
 ): Promise<void> {
   const sql = postgres(url, { max: 1, connect_timeout: timeoutSeconds, onnotice: () => {} });
+  const where = `DATABASE_URL (${safeUrl(url)})`;
+  // postgres.js never settles a query when the server accepts and at once drops each
+  // connection (a proxy or pooler whose database is away): without a bound, a process
+  // starting then would wait forever instead of waiting for the service.
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const silence = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(new Unreachable(`${where}: cannot connect: no answer within ${timeoutSeconds} s`)),
+      timeoutSeconds * 1_000,
+    );
+  });
   try {
-    await sql`select 1`;
+    await Promise.race([sql`select 1`, silence]);
   } catch (error) {
+    if (error instanceof Unreachable) throw error;
     const code = causeCode(error);
     if (databaseMayBeMissing && code === MISSING_DATABASE) return;
-    const where = `DATABASE_URL (${safeUrl(url)})`;
     if (isConnectionFailure(error)) {
       throw new Unreachable(`${where}: cannot connect: ${describeCause(error)}`);
     }
     const hint = code === MISSING_DATABASE ? "; `migrate` creates it" : "";
     throw new Misconfigured(`${where}: ${describeCause(error)}${hint}`);
   } finally {
+    clearTimeout(timer);
     await sql.end({ timeout: 1 });
   }
 }

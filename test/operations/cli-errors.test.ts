@@ -4,6 +4,7 @@
  * naming the variable and the real cause; bad input exits 2 and changes nothing.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { type AddressInfo, createServer } from "node:net";
 import { Queue } from "bullmq";
 import IORedis from "ioredis";
 import { freePort } from "../../devnet/anvil.ts";
@@ -162,6 +163,25 @@ describe("services that are away or wrong are named with their real cause", () =
     await expect(checkPostgres(role)).rejects.toThrow(Misconfigured);
     await expect(checkPostgres(role)).rejects.toThrow('role "cs_no_such_role" does not exist');
     await expect(checkPostgres(database.url)).resolves.toBeUndefined();
+  });
+
+  test("Postgres behind something that accepts and drops every connection is unreachable, not a hang", async () => {
+    // A pooler or proxy whose database is away: postgres.js alone would wait forever.
+    const dropper = createServer((socket) => socket.destroy());
+    await new Promise<void>((resolve) => dropper.listen(0, "127.0.0.1", resolve));
+    try {
+      const dropping = databaseAt((url) => {
+        url.port = String((dropper.address() as AddressInfo).port);
+      });
+      // Mostly no answer at all (then the check's own bound names it), sometimes a broken pipe.
+      for (let attempt = 0; attempt < 3; attempt++) {
+        const check = checkPostgres(dropping, { timeoutSeconds: 1 });
+        await expect(check).rejects.toThrow(Unreachable);
+        await expect(check).rejects.toThrow(/^DATABASE_URL .*: cannot connect: /);
+      }
+    } finally {
+      dropper.close();
+    }
   });
 
   test("Redis and the node on a closed port are unreachable, named, within seconds", async () => {
