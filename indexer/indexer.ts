@@ -89,6 +89,12 @@ const isFatal = (error: unknown) => FATAL.some((kind) => error instanceof kind);
 
 /** How often every process with workers looks for lost work (see requeueLostRanges). */
 const RECONCILE_INTERVAL_MS = 5_000;
+/**
+ * How often the follower puts its scheduler back. A Redis that lost its keys loses the
+ * scheduled ticks with them, and a follower blind for long lets a shallow reorg sink below the
+ * finality depth before it is seen (then only an operator can recover): a second at most.
+ */
+const FOLLOW_SCHEDULER_REFRESH_MS = 1_000;
 /** Citizens a metadata refresh reads and compares at a time. */
 const METADATA_REFRESH_PAGE = 1_000;
 /** How often a process with workers adds its RPC calls to rpc_calls (and once when it closes). */
@@ -169,7 +175,8 @@ export async function createIndexer(options: IndexerOptions) {
   let reportedRpcCalls: Record<string, number> = {};
   let rpcReport: Promise<void> | undefined;
   function reportRpcCalls(): Promise<void> {
-    const previous = rpcReport ?? Promise.resolve();
+    // After the previous report, failed or not: a failed one leaves its calls for the next.
+    const previous = (rpcReport ?? Promise.resolve()).catch(() => {});
     rpcReport = previous.then(async () => {
       const now = await metrics.rpcCalls();
       const added: Record<string, number> = {};
@@ -457,7 +464,7 @@ export async function createIndexer(options: IndexerOptions) {
             ensureFollowScheduler().catch((error) =>
               log.warn({ err: errorSummary(error) }, "could not refresh the follow scheduler"),
             );
-          }, 10_000),
+          }, FOLLOW_SCHEDULER_REFRESH_MS),
         );
         workers.push(
           new Worker(QUEUE.follow, processFollow, {

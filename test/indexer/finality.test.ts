@@ -167,6 +167,36 @@ describe("reorgs at seams, after quiet stretches and below finality", () => {
     await expectStakeReorgedAway(harness, id);
   });
 
+  test("after Redis loses every key, the follower still sees a shallow reorg before it sinks below finality", async () => {
+    // Polling only (no new-head subscription): the scheduled ticks are all the follower has.
+    const harness = await fresh("lost-scheduler", { finalityDepth: 20 });
+    await harness.indexer.ensureCheckpoint(await devnet.client.getBlockNumber());
+    await harness.indexer.start({ follow: true });
+    const id = nextId++;
+    await actions.mine([actions.mintS1(WALLET, id)]);
+    await actions.mine([actions.stake(WALLET, 1, id)]);
+    await actions.mine([]);
+    await harness.waitForHead();
+    expect(await stakedRows(harness, id)).toHaveLength(1);
+
+    await harness.redis.clean();
+    await actions.reorg(3);
+    // The scheduler comes back within a second, so the follower rolls the stake back while the
+    // reorg is still 3 deep; a follower blind for longer would meet it 40 blocks deep, below
+    // the finality depth, and stop for an operator.
+    await until(
+      "the follower rolls the reorg back",
+      async () => (await stakedRows(harness, id)).length === 0,
+      5_000,
+    );
+    await devnet.client.mine({ blocks: 40 });
+    await actions.mine([]);
+    await harness.waitForHead();
+    const health = await harness.indexer.store.health();
+    expect(health.filter((row) => row.fatal)).toEqual([]);
+    expect(await harness.mismatches([WALLET])).toEqual([]);
+  });
+
   test("a reorg below the finality boundary stops the follower with the command that recovers", async () => {
     const harness = await fresh("too-deep", { finalityDepth: 4 });
     await harness.indexer.ensureCheckpoint(await devnet.client.getBlockNumber());
