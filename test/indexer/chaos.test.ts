@@ -61,6 +61,13 @@ describe(`chaos (seed ${SEED})`, () => {
     processes.delete(name);
   };
 
+  /**
+   * Before a burst of blocks: the indexer has seen the chain so far. A reorg still unseen when
+   * 40-150 blocks bury it below FINALITY_DEPTH is, by that rule, one only an operator may undo
+   * (ReorgTooDeep); the run asserts that nothing else needs one.
+   */
+  const seenSoFar = () => harness.waitForHead(60_000);
+
   /** One block of staking decided from what the chain says now, so reorgs cannot confuse it. */
   const stakingBlock = async () => {
     const transactions: TransactionJson[] = [];
@@ -96,6 +103,8 @@ describe(`chaos (seed ${SEED})`, () => {
     devnet = await startScenarioDevnet({ events: 300, seed: "chaos" });
     actions = stakingActions(devnet.client, devnet.deployment);
     for (const wallet of WALLETS) await actions.wallet(wallet);
+    // Past the deepest reorg the run makes, so none can take the wallets' funds and approvals.
+    await devnet.client.mine({ blocks: FINALITY_DEPTH + 1 });
     harness = await startTestIndexer({
       label: "chaos",
       rpcUrl: devnet.node.rpcUrl,
@@ -134,6 +143,7 @@ describe(`chaos (seed ${SEED})`, () => {
           break;
         }
         case 1: {
+          await seenSoFar();
           const quiet = random.int(40, 150);
           await devnet.client.mine({ blocks: quiet });
           const depth = random.int(1, 5);
@@ -143,6 +153,7 @@ describe(`chaos (seed ${SEED})`, () => {
         }
         case 2: {
           log.push("kill -9 the follower, 150 blocks pass, start it again, reorg at the seam");
+          await seenSoFar();
           await kill("follower");
           await devnet.client.mine({ blocks: 150 });
           await stakingBlock();
