@@ -444,9 +444,11 @@ export async function createIndexer(options: IndexerOptions) {
       );
       timers.push(
         setInterval(() => {
-          reportRpcCalls().catch((error) =>
-            log.warn({ err: errorSummary(error) }, "could not record this process's RPC calls"),
-          );
+          reportRpcCalls().catch((error) => {
+            // An outage is reported once elsewhere; its calls wait for the next report.
+            if (isConnectionFailure(error)) return;
+            log.warn({ err: errorSummary(error) }, "could not record this process's RPC calls");
+          });
         }, RPC_REPORT_INTERVAL_MS),
       );
       timers.push(
