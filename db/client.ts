@@ -16,10 +16,21 @@ export interface DatabaseOptions {
  */
 const APPLICATION_NAME = `citizen-staking-${hostname()}-${process.pid}`;
 
+/**
+ * Seconds before a dropped connection is opened again. postgres.js's own backoff grows with
+ * every connection lost since the last good one (3^n / 100 s, up to 20 s) and spans the whole
+ * pool, so one outage that drops four connections twice kept a process from Postgres for up to
+ * 20 s after it was back: the follower blind while reorgs went by. Capped at one second.
+ */
+export function reconnectDelaySeconds(retries: number): number {
+  return Math.min(0.05 * 2 ** retries, 1);
+}
+
 export function createDatabase(url: string, options: DatabaseOptions = {}) {
   const client = postgres(url, {
     max: options.max ?? 4,
     connect_timeout: options.connectTimeout ?? 10,
+    backoff: reconnectDelaySeconds,
     onnotice: () => {},
     connection: { application_name: APPLICATION_NAME },
   });
