@@ -39,20 +39,10 @@ beforeAll(async () => {
   deployment = await deployDevnet(devnet);
   const actions = stakingActions(devnet, deployment);
   const owner = deployment.deployer;
-  const setFault = (citizenId: bigint, fault: number) => ({
-    from: owner,
-    to: deployment.addresses.s1Citizen,
-    data: encodeFunctionData({
-      abi: s1CitizenAbi,
-      functionName: "setMetadataFault",
-      args: [citizenId, fault],
-    }),
-    gas: "0x1000000" as Hex,
-  });
   await actions.mine([
     ...[...HEALTHY, REVERTS_WITH_REASON, HALTS].map((id) => actions.mintS1(owner, id)),
-    setFault(REVERTS_WITH_REASON, 2),
-    setFault(HALTS, 5),
+    actions.setMetadataFault(1, REVERTS_WITH_REASON, 2),
+    actions.setMetadataFault(1, HALTS, 5),
   ]);
   const hash = await devnet.deployContract({
     abi: staticCallBatchAbi,

@@ -3,7 +3,6 @@ import { and, eq } from "drizzle-orm";
 import { type Address, encodeFunctionData, type Hex } from "viem";
 import {
   identityAbi,
-  s1CitizenAbi,
   stakerLogFloodAbi,
   stakerLogFloodDeployedBytecode,
 } from "../../contracts/generated/index.ts";
@@ -44,15 +43,6 @@ describe("reads that fail on data, and answers too large for one request", () =>
     data,
     gas: GAS,
   });
-  const setMetadataFault = (id: bigint, fault: number) =>
-    deployerTx(
-      devnet.deployment.addresses.s1Citizen,
-      encodeFunctionData({
-        abi: s1CitizenAbi,
-        functionName: "setMetadataFault",
-        args: [id, fault],
-      }),
-    );
 
   const fresh = async (label: string, options: Partial<IndexerOptions> = {}) => {
     const harness = await startDevnetIndexer(devnet, label, { followIntervalMs: 50, ...options });
@@ -75,7 +65,7 @@ describe("reads that fail on data, and answers too large for one request", () =>
   test("citizens whose tokenURI reverts or is unreadable are indexed with the fallback, and listed", async () => {
     const ids = FAULTS.map(() => nextId++);
     await actions.mine(ids.map((id) => actions.mintS1(WALLET, id)));
-    await actions.mine(ids.map((id, i) => setMetadataFault(id, FAULTS[i]!.fault)));
+    await actions.mine(ids.map((id, i) => actions.setMetadataFault(1, id, FAULTS[i]!.fault)));
     await actions.mine(ids.map((id) => actions.stake(WALLET, 1, id)));
     const head = await devnet.client.getBlockNumber();
 
@@ -108,7 +98,7 @@ describe("reads that fail on data, and answers too large for one request", () =>
     for (const id of ids) expect(listed.stdout).toContain(`s1 #${id}\ttokenURI`);
 
     // The contract is mended; an operator reads the metadata again and the names come back.
-    await actions.mine(ids.map((id) => setMetadataFault(id, 0)));
+    await actions.mine(ids.map((id) => actions.setMetadataFault(1, id, 0)));
     const retried = await harness.cli(["read-failures", "--retry"]);
     expect(retried.code).toBe(0);
     expect(retried.stdout).toContain(`${ids.length} fixed, 0 still failing`);
@@ -135,7 +125,7 @@ describe("reads that fail on data, and answers too large for one request", () =>
     await harness.indexer.start({ follow: true });
     await harness.waitForHead();
     const id = nextId++;
-    await actions.mine([actions.mintS1(LIVE_WALLET, id), setMetadataFault(id, 2)]);
+    await actions.mine([actions.mintS1(LIVE_WALLET, id), actions.setMetadataFault(1, id, 2)]);
     await actions.mine([actions.stake(LIVE_WALLET, 1, id)]);
     await harness.waitForHead();
     const db = harness.indexer.database.db;
@@ -148,7 +138,7 @@ describe("reads that fail on data, and answers too large for one request", () =>
     const follow = (await harness.indexer.store.health()).find((row) => row.component === "follow");
     expect(follow?.failingSince ?? null).toBeNull();
     expect(await harness.mismatches([LIVE_WALLET])).toEqual([]);
-    await actions.mine([setMetadataFault(id, 0)]);
+    await actions.mine([actions.setMetadataFault(1, id, 0)]);
   });
 
   test("a block range whose logs exceed viem's 10 MiB answer cap is indexed with default settings", async () => {

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { and, count, eq } from "drizzle-orm";
-import { type Address, encodeFunctionData, type Hex } from "viem";
+import type { Address } from "viem";
 import { s1CitizenAbi } from "../../contracts/generated/index.ts";
 import { citizens, readFailures, stakedCitizens } from "../../db/schema.ts";
 import { parseTokenMetadata } from "../../indexer/project/metadata.ts";
@@ -13,7 +13,6 @@ import { indexDevnet, type TestIndexer } from "../support/indexer.ts";
 import { stakingActions } from "../support/staking.ts";
 
 const WALLET: Address = "0x000000000000000000000000000000000000fe11";
-const GAS = "0x5f5e100" as Hex;
 /** Indexed readable, then reverts at the head. */
 const STARTS_REVERTING = 60_001n;
 /** Indexed with malformed JSON (fallback name, a read failure), then mended. */
@@ -24,17 +23,6 @@ const UNCHANGED = 60_003n;
 let devnet: ScenarioDevnet;
 let harness: TestIndexer;
 let actions: ReturnType<typeof stakingActions>;
-
-const setMetadataFault = (id: bigint, fault: number) => ({
-  from: devnet.deployment.deployer,
-  to: devnet.deployment.addresses.s1Citizen,
-  data: encodeFunctionData({
-    abi: s1CitizenAbi,
-    functionName: "setMetadataFault",
-    args: [id, fault],
-  }),
-  gas: GAS,
-});
 
 const stored = async (id: bigint) => {
   const db = harness.indexer.database.db;
@@ -71,7 +59,7 @@ beforeAll(async () => {
   await actions.wallet(WALLET);
   const ids = [STARTS_REVERTING, MENDED, UNCHANGED];
   await actions.mine(ids.map((id) => actions.mintS1(WALLET, id)));
-  await actions.mine([setMetadataFault(MENDED, 6)]);
+  await actions.mine([actions.setMetadataFault(1, MENDED, 6)]);
   await actions.mine(ids.map((id) => actions.stake(WALLET, 1, id)));
   harness = await indexDevnet(devnet, {
     label: "metadata_refresh",
@@ -95,7 +83,10 @@ describe("refresh-metadata", () => {
     expect(before.reverting.citizen?.name).toBeString();
     expect(before.mended).toMatchObject({ citizen: { name: null }, failures: 1 });
 
-    await actions.mine([setMetadataFault(STARTS_REVERTING, 2), setMetadataFault(MENDED, 0)]);
+    await actions.mine([
+      actions.setMetadataFault(1, STARTS_REVERTING, 2),
+      actions.setMetadataFault(1, MENDED, 0),
+    ]);
     const [{ n: citizenCount }] = (await harness.indexer.database.db
       .select({ n: count() })
       .from(citizens)) as [{ n: number }];

@@ -6,7 +6,6 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { decodeFunctionResult, encodeFunctionData, type Hex, type PublicClient } from "viem";
-import { s1CitizenAbi as fixtureS1CitizenAbi } from "../../contracts/generated/index.ts";
 import { type AnvilNode, startAnvil } from "../../devnet/anvil.ts";
 import { createDevnetClient, type DevnetClient } from "../../devnet/client.ts";
 import { type DevnetDeployment, deployDevnet } from "../../devnet/deploy.ts";
@@ -66,23 +65,12 @@ beforeAll(async () => {
   deployment = await deployDevnet(devnet);
   const actions = stakingActions(devnet, deployment);
   const owner = deployment.deployer;
-  const setFault = (address: Hex, citizenId: bigint, fault: number) => ({
-    from: owner,
-    to: address,
-    data: encodeFunctionData({
-      abi: fixtureS1CitizenAbi,
-      functionName: "setMetadataFault",
-      args: [citizenId, fault],
-    }),
-    gas: "0x1000000" as Hex,
-  });
-  const { s1Citizen, s2Citizen } = deployment.addresses;
   await actions.mine([
     ...[...healthyS1, ...faulty, ...halting].map((key) => actions.mintS1(owner, key.citizenId)),
     ...[...healthyS2, S2_REVERTING].map((key) => actions.mintS2(owner, key.citizenId)),
-    ...FAULTS.map(({ fault }) => setFault(s1Citizen, 100n + BigInt(fault), fault)),
-    ...halting.map((key) => setFault(s1Citizen, key.citizenId, INVALID_OPCODE)),
-    setFault(s2Citizen, S2_REVERTING.citizenId, 1),
+    ...FAULTS.map(({ fault }) => actions.setMetadataFault(1, 100n + BigInt(fault), fault)),
+    ...halting.map((key) => actions.setMetadataFault(1, key.citizenId, INVALID_OPCODE)),
+    actions.setMetadataFault(2, S2_REVERTING.citizenId, 1),
   ]);
   block = await devnet.getBlockNumber({ cacheTime: 0 });
   oracle = createChainClient(node.rpcUrl, { retryCount: 0 });

@@ -103,6 +103,19 @@ export function stakingActions(client: DevnetClient, deployment: DevnetDeploymen
       return tx(owner, addresses.staker, withdrawCalldata(citizenAssetType(season), id));
     },
 
+    /** Makes a citizen's tokenURI misbehave (contracts/src/CitizenMetadata.sol; 0 mends it). */
+    setMetadataFault(season: 1 | 2, id: bigint, fault: number) {
+      return tx(
+        deployer,
+        season === 1 ? addresses.s1Citizen : addresses.s2Citizen,
+        encodeFunctionData({
+          abi: s1CitizenAbi,
+          functionName: "setMetadataFault",
+          args: [id, fault],
+        }),
+      );
+    },
+
     /** anvil_reorg: replaces the last `depth` blocks; each transaction goes into the block at its offset. */
     async reorg(depth: number, replacements: [TransactionJson, number][] = []) {
       await client.request({ method: "anvil_reorg", params: [depth, replacements] } as never);
