@@ -270,6 +270,15 @@ export async function createIndexer(options: IndexerOptions) {
     }
   }
 
+  /** What these citizens' tokenURIs say at `block`, many to an eth_call. */
+  async function metadataAt(
+    citizens: readonly { season: number; citizenId: bigint }[],
+    block: bigint,
+  ) {
+    const keys = citizens.map(({ season, citizenId }) => ({ season: season as Season, citizenId }));
+    return (await readTokenUris(client, contracts, keys, block)).map(metadataOf);
+  }
+
   let stopWatchingHeads: (() => Promise<void>) | undefined;
 
   /** A follow tick now, besides the scheduled ones; the id makes it once across processes. */
@@ -368,13 +377,10 @@ export async function createIndexer(options: IndexerOptions) {
     async retryReadFailures() {
       const failures = await store.readFailures();
       const head = await client.getBlockNumber();
-      const keys = failures.map((row) => ({
-        season: row.season as Season,
-        citizenId: row.citizenId,
-      }));
-      const readings = await readTokenUris(client, contracts, keys, head);
-      const updates = keys.map((key, i) => {
-        const metadata = metadataOf(readings[i]!);
+      const found = await metadataAt(failures, head);
+      const updates = failures.map(({ season, citizenId }, i) => {
+        const key = { season, citizenId };
+        const metadata = found[i]!;
         return {
           ...key,
           name: metadata.name ?? null,
@@ -403,13 +409,9 @@ export async function createIndexer(options: IndexerOptions) {
       for (;;) {
         const stored = await store.storedMetadata(after, METADATA_REFRESH_PAGE);
         if (stored.length === 0) return totals;
-        const keys = stored.map((row) => ({
-          season: row.season as Season,
-          citizenId: row.citizenId,
-        }));
-        const readings = await readTokenUris(client, contracts, keys, head);
+        const found = await metadataAt(stored, head);
         const updates = stored.flatMap((row, i) => {
-          const metadata = metadataOf(readings[i]!);
+          const metadata = found[i]!;
           if (metadata.unreadable !== undefined) {
             totals.unreadable++;
             return [];
