@@ -19,11 +19,12 @@ import {
   createQueues,
   enqueueRange,
   FOLLOW_SCHEDULER_ID,
+  MAX_STALLED_COUNT,
   QUEUE,
   type Queues,
   redisConnection,
 } from "./jobs/queues.ts";
-import { requeueLostRanges } from "./jobs/reconcile.ts";
+import { markUnrecoverable, requeueLostRanges } from "./jobs/reconcile.ts";
 import { createIndexerMetrics, type IndexerMetrics } from "./metrics.ts";
 import { metadataOf } from "./project/citizen-row.ts";
 import { ReorgTooDeep } from "./reorg/fork-point.ts";
@@ -88,7 +89,7 @@ const FATAL = [
 const isFatal = (error: unknown) => FATAL.some((kind) => error instanceof kind);
 
 /** How often every process with workers looks for lost work (see requeueLostRanges). */
-const RECONCILE_INTERVAL_MS = 5_000;
+export const RECONCILE_INTERVAL_MS = 5_000;
 /**
  * How often the follower puts its scheduler back. A Redis that lost its keys loses the
  * scheduled ticks with them, and a follower blind for long lets a shallow reorg sink below the
@@ -231,6 +232,8 @@ export async function createIndexer(options: IndexerOptions) {
       );
       return { events: result.events };
     } catch (error) {
+      // The mark is what parks the chunk; without it the reconciler would queue it again.
+      if (isFatal(error)) await markUnrecoverable(job, errorSummary(error)).catch(() => {});
       return fail("chunks", error, started);
     }
   }
@@ -442,6 +445,7 @@ export async function createIndexer(options: IndexerOptions) {
           concurrency: options.concurrency,
           lockDuration: options.jobLockMs ?? 30_000,
           stalledInterval: options.jobLockMs ?? 30_000,
+          maxStalledCount: MAX_STALLED_COUNT,
         }),
       );
       timers.push(

@@ -1,0 +1,100 @@
+/**
+ * A worker that dies while it holds a chunk (kill -9: an OOM kill, a node drained) is no failure
+ * of the chunk: however often that happens, the chunk is taken again and written, and the
+ * checkpoint reaches the head with no operator. Each worker here hangs in eth_getLogs (a proxy
+ * holds the answer) until it is killed.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { RECONCILE_INTERVAL_MS } from "../../indexer/indexer.ts";
+import { MAX_STALLED_COUNT } from "../../indexer/jobs/queues.ts";
+import { startCommand } from "../support/commands.ts";
+import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
+import { startTestIndexer, type TestIndexer } from "../support/indexer.ts";
+import { startRpcFaultProxy } from "../support/rpc-fault-proxy.ts";
+
+/** JOB_LOCK_MS of the workers: a dead worker's chunk is back in the queue about this late. */
+const LOCK_MS = 1_000;
+/**
+ * How long a new worker may take to hold the dead one's chunk: its start (a Bun process and the
+ * start-up checks), two stall checks (BullMQ marks an active job, then moves it if its lock is
+ * gone), and once MAX_STALLED_COUNT deaths in a row failed the job, a reconciler's round.
+ */
+const RETAKE_MS = 20_000 + 3 * LOCK_MS + RECONCILE_INTERVAL_MS;
+
+describe("a chunk whose worker dies is retried, however often", () => {
+  let devnet: ScenarioDevnet;
+  let proxy: ReturnType<typeof startRpcFaultProxy>;
+  const harnesses: TestIndexer[] = [];
+
+  beforeAll(async () => {
+    devnet = await startScenarioDevnet({ events: 60, seed: "stalled-chunks" });
+    proxy = startRpcFaultProxy({ upstream: devnet.node.rpcUrl, faultRate: 0, holdMs: 0 });
+  });
+
+  afterAll(async () => {
+    proxy?.releaseHeld();
+    for (const harness of harnesses) await harness.cleanup();
+    proxy?.stop();
+    await devnet?.stop();
+  });
+
+  const killedWhileHolding = async (kills: number) => {
+    const harness = await startTestIndexer({
+      label: `stalled-${kills}`,
+      rpcUrl: proxy.url,
+      staker: devnet.deployment.addresses.staker,
+      // One chunk: every getLogs a worker makes is that chunk's.
+      options: { chunkSize: 100_000, jobLockMs: LOCK_MS },
+    });
+    harnesses.push(harness);
+    const head = await devnet.client.getBlockNumber();
+    await harness.indexer.enqueueBackfill({ startBlock: devnet.deployment.deployBlock, to: head });
+    const env = harness.cliEnv({ JOB_LOCK_MS: String(LOCK_MS), CONCURRENCY: "1" });
+
+    proxy.holdMethods(["eth_getLogs"]);
+    for (let kill = 1; kill <= kills; kill++) {
+      const before = proxy.held();
+      const worker = startCommand(["scripts/cli.ts", "worker"], env);
+      const deadline = Date.now() + RETAKE_MS;
+      while (proxy.held() === before) {
+        if (Date.now() > deadline || worker.child.exitCode !== null) {
+          worker.child.kill("SIGKILL");
+          throw new Error(
+            `worker ${kill} never asked for the chunk's logs; output:\n${worker.lines.join("\n")}`,
+          );
+        }
+        await Bun.sleep(25);
+      }
+      worker.child.kill("SIGKILL");
+      await worker.child.exited;
+    }
+    proxy.releaseHeld();
+
+    const last = startCommand(["scripts/cli.ts", "worker"], env);
+    try {
+      const deadline = Date.now() + RETAKE_MS + 30_000;
+      for (;;) {
+        const checkpoint = await harness.indexer.store.checkpoint();
+        if (checkpoint?.indexedBlock === head) break;
+        if (Date.now() > deadline || last.child.exitCode !== null) {
+          const failed = await harness.indexer.queues.chunks.getFailed();
+          throw new Error(
+            `indexed block ${checkpoint?.indexedBlock}, head ${head}; failed jobs: ${failed.map((job) => `${job.id} ${job.failedReason}`).join("; ")}`,
+          );
+        }
+        await Bun.sleep(50);
+      }
+    } finally {
+      await last.stop();
+    }
+    expect(await harness.mismatches()).toEqual([]);
+  };
+
+  test("killed twice while its getLogs hangs, the chunk completes with no operator", async () => {
+    await killedWhileHolding(2);
+  }, 180_000);
+
+  test(`killed five times (more than MAX_STALLED_COUNT ${MAX_STALLED_COUNT} in a row), it still completes`, async () => {
+    await killedWhileHolding(5);
+  }, 300_000);
+});
