@@ -16,10 +16,11 @@ import { createIndexerStore } from "../indexer/store/index.ts";
 import { checkRange } from "../lib/block-range.ts";
 import { ConfigError, config } from "../lib/config.ts";
 import { checkPostgres, checkRedis } from "../lib/connection-checks.ts";
-import { failAndExit, Refused, Unreachable } from "../lib/fail.ts";
+import { failAndExit, failureLine, Refused, Unreachable } from "../lib/fail.ts";
 import { logger } from "../lib/log.ts";
 import { listenForMetrics } from "../lib/metrics-server.ts";
 import { createOutageReporter } from "../lib/outages.ts";
+import { isTransientRpcFailure } from "../lib/rpc-failures.ts";
 import { closeOnSignal } from "../lib/shutdown.ts";
 import { startBoard } from "../ops/board.ts";
 import {
@@ -70,22 +71,32 @@ function rpcSummary(calls: Record<string, number>, events: number): string {
 }
 
 /**
- * For long-running processes: a service that cannot be reached yet (a restart, an outage) is
- * waited for, with one warning, as it would be once running; a refusal (wrong database, role,
- * staker) still stops the process at once.
+ * For long-running processes: a service that cannot be reached yet (a restart, an outage, a
+ * node resetting connections or answering 503) is waited for, with one warning, as it would be
+ * once running; a refusal (wrong database, role, staker, chain) still stops the process at once.
+ * Each step of a start-up goes through the same waiter, so one outage is one warning.
  */
-async function waitForServices(needs: Parameters<typeof checkServices>[0]): Promise<void> {
-  let warned = false;
-  for (;;) {
-    try {
-      return await checkServices(needs);
-    } catch (error) {
-      if (!(error instanceof Unreachable)) throw error;
-      if (!warned) log.warn({ err: error.message }, "waiting for a service to answer");
-      warned = true;
-      await Bun.sleep(1_000);
+function createStartupWaiter() {
+  let waitingSince: number | undefined;
+  return async function untilReachable<T>(step: () => Promise<T>): Promise<T> {
+    for (;;) {
+      try {
+        const result = await step();
+        if (waitingSince !== undefined) {
+          log.info({ waitedMs: Date.now() - waitingSince }, "every service answers again");
+          waitingSince = undefined;
+        }
+        return result;
+      } catch (error) {
+        if (!(error instanceof Unreachable) && !isTransientRpcFailure(error)) throw error;
+        if (waitingSince === undefined) {
+          log.warn({ err: failureLine(error) }, "waiting for a service to answer");
+          waitingSince = Date.now();
+        }
+        await Bun.sleep(1_000);
+      }
     }
-  }
+  };
 }
 
 /**
@@ -150,10 +161,15 @@ program
   .option("--no-migrate", "do not apply migrations on start")
   .action(async (options: { migrate: boolean }) => {
     const chain = await resolveChainSettings(config);
-    await waitForServices({ database: options.migrate ? "may-create" : "existing", chain });
+    const untilReachable = createStartupWaiter();
+    await untilReachable(() =>
+      checkServices({ database: options.migrate ? "may-create" : "existing", chain }),
+    );
     if (options.migrate) await migrate();
-    const indexer = await openIndexer(chain, { metrics: true });
-    const checkpoint = await indexer.ensureCheckpoint(await chain.startBlock());
+    const indexer = await untilReachable(() => openIndexer(chain, { metrics: true }));
+    const checkpoint = await untilReachable(async () =>
+      indexer.ensureCheckpoint(await chain.startBlock()),
+    );
     log.info(
       { indexedBlock: checkpoint.indexedBlock.toString(), staker: indexer.contracts.staker },
       "following",
@@ -167,8 +183,9 @@ program
   .description("run chunk workers only (add processes on more hosts to backfill faster)")
   .action(async () => {
     const chain = await resolveChainSettings(config);
-    await waitForServices({ database: "existing", chain });
-    const indexer = await openIndexer(chain, { metrics: true });
+    const untilReachable = createStartupWaiter();
+    await untilReachable(() => checkServices({ database: "existing", chain }));
+    const indexer = await untilReachable(() => openIndexer(chain, { metrics: true }));
     await indexer.start({ follow: false });
     closeOnSignal(indexer.close, { log });
     log.info(
