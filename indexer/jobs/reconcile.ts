@@ -43,11 +43,16 @@ export async function requeueLostRanges(
 ): Promise<Reconciled> {
   const none: Reconciled = { requeued: [], parked: [] };
   if ((await deps.queues.chunks.getJobCountByTypes(...PENDING_STATES)) > 0) return none;
+  const allFailed = (await deps.queues.chunks.getFailed()).filter(
+    (job): job is Job<ChunkJobData> => job !== undefined,
+  );
+  // A reindex's chunks are retried in place: their ids are what its progress waits on.
+  for (const job of allFailed) {
+    if (job.data.replace && !isParked(job)) await job.retry("failed", { resetAttemptsMade: true });
+  }
   const gaps = await deps.store.missingRanges();
   if (gaps.length === 0) return none;
-  const failed = (await deps.queues.chunks.getFailed()).filter(
-    (job): job is Job<ChunkJobData> => job !== undefined && !job.data.replace,
-  );
+  const failed = allFailed.filter((job) => !job.data.replace);
   const parked = failed.filter(isParked).map((job) => ({
     id: job.id ?? "",
     range: { from: BigInt(job.data.from), to: BigInt(job.data.to) },

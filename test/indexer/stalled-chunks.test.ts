@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { RECONCILE_INTERVAL_MS } from "../../indexer/indexer.ts";
-import { MAX_STALLED_COUNT } from "../../indexer/jobs/queues.ts";
+import { chunkJobId, enqueueRange, MAX_STALLED_COUNT } from "../../indexer/jobs/queues.ts";
 import { startCommand } from "../support/commands.ts";
 import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
 import { startTestIndexer, type TestIndexer } from "../support/indexer.ts";
@@ -38,19 +38,20 @@ describe("a chunk whose worker dies is retried, however often", () => {
     await devnet?.stop();
   });
 
-  const killedWhileHolding = async (kills: number) => {
+  const harnessFor = async (label: string) => {
     const harness = await startTestIndexer({
-      label: `stalled-${kills}`,
+      label,
       rpcUrl: proxy.url,
       staker: devnet.deployment.addresses.staker,
       // One chunk: every getLogs a worker makes is that chunk's.
       options: { chunkSize: 100_000, jobLockMs: LOCK_MS },
     });
     harnesses.push(harness);
-    const head = await devnet.client.getBlockNumber();
-    await harness.indexer.enqueueBackfill({ startBlock: devnet.deployment.deployBlock, to: head });
-    const env = harness.cliEnv({ JOB_LOCK_MS: String(LOCK_MS), CONCURRENCY: "1" });
+    return harness;
+  };
 
+  /** Starts workers one after another, each killed (-9) once it hangs in the chunk's getLogs. */
+  const killWorkersHoldingTheChunk = async (env: Record<string, string>, kills: number) => {
     proxy.holdMethods(["eth_getLogs"]);
     for (let kill = 1; kill <= kills; kill++) {
       const before = proxy.held();
@@ -69,17 +70,23 @@ describe("a chunk whose worker dies is retried, however often", () => {
       await worker.child.exited;
     }
     proxy.releaseHeld();
+  };
 
+  /** Runs one more worker until `done`, with no operator; fails naming the failed jobs. */
+  const lastWorkerUntil = async (
+    harness: TestIndexer,
+    env: Record<string, string>,
+    done: () => Promise<boolean>,
+  ) => {
     const last = startCommand(["scripts/cli.ts", "worker"], env);
     try {
       const deadline = Date.now() + RETAKE_MS + 30_000;
-      for (;;) {
-        const checkpoint = await harness.indexer.store.checkpoint();
-        if (checkpoint?.indexedBlock === head) break;
+      while (!(await done())) {
         if (Date.now() > deadline || last.child.exitCode !== null) {
+          const checkpoint = await harness.indexer.store.checkpoint();
           const failed = await harness.indexer.queues.chunks.getFailed();
           throw new Error(
-            `indexed block ${checkpoint?.indexedBlock}, head ${head}; failed jobs: ${failed.map((job) => `${job.id} ${job.failedReason}`).join("; ")}`,
+            `indexed block ${checkpoint?.indexedBlock}; failed jobs: ${failed.map((job) => `${job.id} ${job.failedReason}`).join("; ")}`,
           );
         }
         await Bun.sleep(50);
@@ -87,6 +94,19 @@ describe("a chunk whose worker dies is retried, however often", () => {
     } finally {
       await last.stop();
     }
+  };
+
+  const killedWhileHolding = async (kills: number) => {
+    const harness = await harnessFor(`stalled-${kills}`);
+    const head = await devnet.client.getBlockNumber();
+    await harness.indexer.enqueueBackfill({ startBlock: devnet.deployment.deployBlock, to: head });
+    const env = harness.cliEnv({ JOB_LOCK_MS: String(LOCK_MS), CONCURRENCY: "1" });
+    await killWorkersHoldingTheChunk(env, kills);
+    await lastWorkerUntil(
+      harness,
+      env,
+      async () => (await harness.indexer.store.checkpoint())?.indexedBlock === head,
+    );
     expect(await harness.mismatches()).toEqual([]);
   };
 
@@ -96,5 +116,26 @@ describe("a chunk whose worker dies is retried, however often", () => {
 
   test(`killed five times (more than MAX_STALLED_COUNT ${MAX_STALLED_COUNT} in a row), it still completes`, async () => {
     await killedWhileHolding(5);
+  }, 300_000);
+
+  test("a reindex chunk killed three times (past the stall limit) is done with no operator", async () => {
+    const harness = await harnessFor("stalled-reindex");
+    const head = await devnet.client.getBlockNumber();
+    const from = devnet.deployment.deployBlock;
+    await harness.indexer.enqueueBackfill({ startBlock: from, to: head });
+    const env = harness.cliEnv({ JOB_LOCK_MS: String(LOCK_MS), CONCURRENCY: "1" });
+    await lastWorkerUntil(
+      harness,
+      env,
+      async () => (await harness.indexer.store.checkpoint())?.indexedBlock === head,
+    );
+    const requestedAt = Date.now();
+    await enqueueRange(harness.indexer.queues.chunks, from, head, 100_000, true, requestedAt);
+    const id = chunkJobId(from, head, true, requestedAt);
+    await killWorkersHoldingTheChunk(env, MAX_STALLED_COUNT + 1);
+    await lastWorkerUntil(harness, env, async () =>
+      ["unknown", "completed"].includes(await harness.indexer.queues.chunks.getJobState(id)),
+    );
+    expect(await harness.mismatches()).toEqual([]);
   }, 300_000);
 });
