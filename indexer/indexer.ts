@@ -4,6 +4,7 @@ import { createDatabase } from "../db/client.ts";
 import { isConnectionFailure } from "../lib/connection-checks.ts";
 import { errorSummary, logger } from "../lib/log.ts";
 import { createOutageReporter } from "../lib/outages.ts";
+import { isTransientRpcFailure } from "../lib/rpc-failures.ts";
 import type { Season } from "../lib/vocabulary.ts";
 import { ReadReverted } from "./chain/call-failure.ts";
 import { readTokenUris } from "./chain/citizen-reads.ts";
@@ -134,6 +135,8 @@ export async function createIndexer(options: IndexerOptions) {
   const redisOutages = createOutageReporter("REDIS_URL", log);
   // Jobs fail on every query while Postgres is away: one warning per outage, not one per job.
   const databaseOutages = createOutageReporter("DATABASE_URL", log);
+  // Likewise while the node resets, times out or answers 5xx or 429; the jobs retry meanwhile.
+  const rpcOutages = createOutageReporter("RPC_URL", log, isTransientRpcFailure);
   redisOutages.watch(queues.chunks, queues.follow);
   redis.on("ready", () => redisOutages.recovered());
   metrics.readAtScrape({
@@ -197,6 +200,7 @@ export async function createIndexer(options: IndexerOptions) {
   const fail = async (role: IndexerRole, error: unknown, started: number): Promise<never> => {
     const summary = errorSummary(error);
     if (isConnectionFailure(error)) databaseOutages.error(error);
+    if (isTransientRpcFailure(error)) rpcOutages.error(error);
     metrics.jobFinished(role, (performance.now() - started) / 1000, {
       error: true,
       fatal: isFatal(error),
@@ -218,6 +222,7 @@ export async function createIndexer(options: IndexerOptions) {
       const result = await indexRange(deps, { from, to, replace: job.data.replace });
       await store.recordHealth("chunks", { ok: true });
       databaseOutages.recovered();
+      rpcOutages.recovered();
       metrics.jobFinished("chunks", (performance.now() - started) / 1000, result);
       log.info(
         {
@@ -247,6 +252,7 @@ export async function createIndexer(options: IndexerOptions) {
       const result = await followTick(deps, followSettings);
       await store.recordHealth("follow", { ok: true });
       databaseOutages.recovered();
+      rpcOutages.recovered();
       metrics.jobFinished("follow", (performance.now() - started) / 1000, {
         events: result.action === "indexed" ? result.events : 0,
       });
@@ -265,7 +271,8 @@ export async function createIndexer(options: IndexerOptions) {
       return { action: result.action };
     } catch (error) {
       const summary = errorSummary(error);
-      if (summary !== followFailure && !isConnectionFailure(error)) {
+      const outage = isConnectionFailure(error) || isTransientRpcFailure(error);
+      if (summary !== followFailure && !outage) {
         followFailure = summary;
         log.warn({ err: summary, fatal: isFatal(error) }, "the follower is failing");
       }
@@ -486,7 +493,7 @@ export async function createIndexer(options: IndexerOptions) {
         // A failing follower fails every tick: processFollow logs each failure once instead.
         if (worker.name === QUEUE.chunks) {
           worker.on("failed", (job, error) => {
-            if (databaseOutages.down()) return;
+            if (databaseOutages.down() || rpcOutages.down()) return;
             log.warn({ job: job?.id, queue: worker.name, err: error.message }, "job failed");
           });
         }

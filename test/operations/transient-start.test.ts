@@ -2,7 +2,8 @@
  * A node that resets connections or answers 503 while a process starts is an outage, not a
  * wrong setting: `follow` and `worker` wait for it with one warning and start once it answers,
  * `status` exits 1 naming the cause. Only a definite answer (no code at STAKER_ADDRESS, a
- * contract that is not a staker) is a refusal, exit 2.
+ * contract that is not a staker) is a refusal, exit 2. Once running, an outage of the node is
+ * one warning too, however many jobs fail during it.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { Misconfigured } from "../../lib/connection-checks.ts";
@@ -13,6 +14,7 @@ import { createScratchRedisPrefix } from "../../scratch/redis.ts";
 import { runCommand, startCommand } from "../support/commands.ts";
 import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
 import { startFailingReadsProxy } from "../support/failing-reads-proxy.ts";
+import { startTestIndexer } from "../support/indexer.ts";
 
 let devnet: ScenarioDevnet;
 let proxy: Awaited<ReturnType<typeof startFailingReadsProxy>>;
@@ -151,4 +153,41 @@ describe("commands", () => {
     expect({ code: worker.code, stderr: worker.stderr.trim() }).toMatchObject({ code: 2 });
     expect(worker.stderr).toContain("not a NeoTokyoStaker");
   }, 60_000);
+});
+
+describe("while running", () => {
+  test("a worker whose node answers 503 to every getLogs for a while warns once, naming RPC_URL, and catches up", async () => {
+    const harness = await startTestIndexer({
+      label: "transient-run",
+      rpcUrl: proxy.url,
+      staker: devnet.deployment.addresses.staker,
+      options: { chunkSize: 2 },
+    });
+    const worker = startCommand(
+      ["scripts/cli.ts", "worker"],
+      harness.cliEnv({ CONCURRENCY: "4", LOG_LEVEL: "info" }),
+    );
+    try {
+      await worker.waitForLine(/worker taking chunk jobs/, 60_000);
+      proxy.fail("eth_getLogs", "503", Infinity);
+      const { to } = await harness.indexer.enqueueBackfill({
+        startBlock: devnet.deployment.deployBlock,
+      });
+      // Several chunk jobs fail (each after the transport's own retries) before the node is back.
+      const deadline = Date.now() + 90_000;
+      while ((await harness.indexer.queues.chunks.getJobCountByTypes("delayed")) < 2) {
+        if (Date.now() > deadline) throw new Error("no chunk job failed during the outage");
+        await Bun.sleep(100);
+      }
+      proxy.heal();
+      await harness.waitForBlock(to, 120_000);
+      const warnings = worker.lines.filter((line) => line.includes('"level":"warn"'));
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toContain("RPC_URL unreachable");
+      await worker.waitForLine(/RPC_URL reachable again/, 30_000);
+    } finally {
+      await worker.stop();
+      await harness.cleanup();
+    }
+  }, 240_000);
 });
