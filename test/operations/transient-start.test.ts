@@ -6,7 +6,7 @@
  * one warning too, however many jobs fail during it.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
-import { Misconfigured } from "../../lib/connection-checks.ts";
+import { Misconfigured, RpcFailed } from "../../lib/connection-checks.ts";
 import { Unreachable } from "../../lib/fail.ts";
 import { checkChainSettings } from "../../ops/chain-settings.ts";
 import { createScratchDatabase } from "../../scratch/database.ts";
@@ -15,6 +15,7 @@ import { runCommand, startCommand } from "../support/commands.ts";
 import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
 import { startFailingReadsProxy } from "../support/failing-reads-proxy.ts";
 import { startTestIndexer } from "../support/indexer.ts";
+import { startRpcFaultProxy } from "../support/rpc-fault-proxy.ts";
 
 let devnet: ScenarioDevnet;
 let proxy: Awaited<ReturnType<typeof startFailingReadsProxy>>;
@@ -88,6 +89,32 @@ describe("the start-up check tells an outage from a wrong setting", () => {
       expect(proxy.pending()).toBe(0);
     }
     await expect(checkChainSettings(chain())).resolves.toBe(31337);
+  });
+
+  test("JSON-RPC errors: a limit, a busy node or a block it lacks yet are Unreachable; a method it does not serve is RpcFailed", async () => {
+    const refusing = startRpcFaultProxy({
+      upstream: devnet.node.rpcUrl,
+      faultRate: 0,
+      holdMs: 0,
+    });
+    try {
+      const through = { ...chain(), rpcUrl: refusing.url };
+      const answers = [
+        [{ code: -32005, message: "daily request count exceeded" }, Unreachable],
+        [{ code: -32001, message: "header not found" }, Unreachable],
+        [{ code: -32000, message: "missing trie node" }, Unreachable],
+        [{ code: 429, message: "too many requests" }, Unreachable],
+        [{ code: -32601, message: "the method eth_getCode does not exist" }, RpcFailed],
+      ] as const;
+      for (const [answer, kind] of answers) {
+        refusing.setRefusedMethods({ eth_getCode: answer });
+        const check = checkChainSettings(through);
+        await expect(check).rejects.toThrow(kind);
+        await expect(check).rejects.toThrow(/^RPC_URL .*eth_getCode of STAKER_ADDRESS/);
+      }
+    } finally {
+      refusing.stop();
+    }
   });
 
   test("no code at the address, or a contract that is not a staker, is Misconfigured", async () => {
