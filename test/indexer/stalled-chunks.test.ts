@@ -51,11 +51,15 @@ describe("a chunk whose worker dies is retried, however often", () => {
   };
 
   /** Starts workers one after another, each killed (-9) once it hangs in the chunk's getLogs. */
-  const killWorkersHoldingTheChunk = async (env: Record<string, string>, kills: number) => {
+  const killWorkersHoldingTheChunk = async (
+    env: Record<string, string>,
+    kills: number,
+    command: "worker" | "follow" = "worker",
+  ) => {
     proxy.holdMethods(["eth_getLogs"]);
     for (let kill = 1; kill <= kills; kill++) {
       const before = proxy.held();
-      const worker = startCommand(["scripts/cli.ts", "worker"], env);
+      const worker = startCommand(["scripts/cli.ts", command], env);
       const deadline = Date.now() + RETAKE_MS;
       while (proxy.held() === before) {
         if (Date.now() > deadline || worker.child.exitCode !== null) {
@@ -77,8 +81,9 @@ describe("a chunk whose worker dies is retried, however often", () => {
     harness: TestIndexer,
     env: Record<string, string>,
     done: () => Promise<boolean>,
+    command: "worker" | "follow" = "worker",
   ) => {
-    const last = startCommand(["scripts/cli.ts", "worker"], env);
+    const last = startCommand(["scripts/cli.ts", command], env);
     try {
       const deadline = Date.now() + RETAKE_MS + 30_000;
       while (!(await done())) {
@@ -96,16 +101,17 @@ describe("a chunk whose worker dies is retried, however often", () => {
     }
   };
 
-  const killedWhileHolding = async (kills: number) => {
-    const harness = await harnessFor(`stalled-${kills}`);
+  const killedWhileHolding = async (kills: number, command: "worker" | "follow" = "worker") => {
+    const harness = await harnessFor(`stalled-${command}-${kills}`);
     const head = await devnet.client.getBlockNumber();
     await harness.indexer.enqueueBackfill({ startBlock: devnet.deployment.deployBlock, to: head });
     const env = harness.cliEnv({ JOB_LOCK_MS: String(LOCK_MS), CONCURRENCY: "1" });
-    await killWorkersHoldingTheChunk(env, kills);
+    await killWorkersHoldingTheChunk(env, kills, command);
     await lastWorkerUntil(
       harness,
       env,
       async () => (await harness.indexer.store.checkpoint())?.indexedBlock === head,
+      command,
     );
     expect(await harness.mismatches()).toEqual([]);
   };
@@ -116,6 +122,10 @@ describe("a chunk whose worker dies is retried, however often", () => {
 
   test(`killed five times (more than MAX_STALLED_COUNT ${MAX_STALLED_COUNT} in a row), it still completes`, async () => {
     await killedWhileHolding(5);
+  }, 300_000);
+
+  test("under `follow` (chunk workers and the follower, which stops on parked chunks), killed three times, it completes", async () => {
+    await killedWhileHolding(MAX_STALLED_COUNT + 1, "follow");
   }, 300_000);
 
   test("a reindex chunk killed three times (past the stall limit) is done with no operator", async () => {
