@@ -1,5 +1,5 @@
 import { type Job, Queue, UnrecoverableError, Worker } from "bullmq";
-import { type Address, createPublicClient, webSocket } from "viem";
+import { type Address, createPublicClient, type Hex, webSocket } from "viem";
 import { createDatabase } from "../db/client.ts";
 import { isConnectionFailure } from "../lib/connection-checks.ts";
 import { errorSummary, logger } from "../lib/log.ts";
@@ -10,6 +10,7 @@ import { readTokenUris } from "./chain/citizen-reads.ts";
 import { createChainClient } from "./chain/client.ts";
 import { discoverContracts } from "./chain/contracts.ts";
 import { readChainTip } from "./chain/finality.ts";
+import { settleInferredHandFlag } from "./chain/hand-flag.ts";
 import { LogRangeGovernor, LogRangeTooLarge } from "./chain/logs.ts";
 import { CitizenReadCache } from "./jobs/citizen-read-cache.ts";
 import { ChunkJobsParked, followTick } from "./jobs/follow.ts";
@@ -393,6 +394,25 @@ export async function createIndexer(options: IndexerOptions) {
       await store.updateMetadata(updates);
       const still = updates.filter((update) => update.failure).length;
       return { fixed: updates.length - still, still };
+    },
+
+    /**
+     * Reads the Hand flag of every stake whose flag was inferred from the node's call trace,
+     * once the node offers one, and writes what the stake applied. `still` counts those the
+     * node still cannot trace.
+     */
+    async settleInferredHandClaims() {
+      const inferred = await store.inferredHandClaims();
+      let settled = 0;
+      for (const stake of inferred) {
+        const flag = await settleInferredHandFlag(client, contracts.staker, {
+          ...stake,
+          transactionHash: stake.transactionHash as Hex,
+        });
+        if (flag === undefined) break;
+        if (await store.settleHandClaim(stake, flag)) settled++;
+      }
+      return { settled, still: inferred.length - settled };
     },
 
     /**

@@ -138,6 +138,26 @@ export interface IndexerStore {
   addRpcCalls(calls: Record<string, number>): Promise<void>;
   /** Keeps the finality boundary the follower saw (answers as of blocks below it are final). */
   recordFinalized(block: bigint): Promise<void>;
+  /** The S1 stakes whose Hand flag is inferred (the node had no trace API), oldest first. */
+  inferredHandClaims(): Promise<InferredHandClaim[]>;
+  /**
+   * Writes a Hand flag read from a trace over an inferred one, with the multiplier it applied,
+   * and re-projects the citizen (the data version moves). False when it is no longer inferred.
+   */
+  settleHandClaim(
+    stake: { blockNumber: bigint; logIndex: number },
+    settled: { claim: boolean; vaultMultiplier: bigint },
+  ): Promise<boolean>;
+}
+
+export interface InferredHandClaim {
+  blockNumber: bigint;
+  logIndex: number;
+  transactionHash: string;
+  citizenId: bigint;
+  /** How many S1 stakes of this citizen its transaction made before it. */
+  occurrence: number;
+  vaultMultiplier: bigint;
 }
 
 export interface Indexed {
@@ -594,6 +614,64 @@ export function createIndexerStore(db: Database): IndexerStore {
       .where(sql`coalesce(${indexerCheckpoints.finalizedBlock}, -1) < ${block}`);
   }
 
+  async function inferredHandClaims(): Promise<InferredHandClaim[]> {
+    const earlier = sql`(
+      select count(*)::int from ${stakerEvents} e
+      where e.transaction_hash = ${stakerEvents.transactionHash}
+        and e.block_number = ${stakerEvents.blockNumber}
+        and e.event = 'Stake' and e.asset_type = 's1_citizen'
+        and e.citizen_id = ${stakerEvents.citizenId}
+        and e.log_index < ${stakerEvents.logIndex}
+    )`;
+    const rows = await db
+      .select({
+        blockNumber: citizenStakes.blockNumber,
+        logIndex: citizenStakes.logIndex,
+        transactionHash: stakerEvents.transactionHash,
+        citizenId: citizenStakes.citizenId,
+        occurrence: sql<number>`${earlier}`.mapWith(Number),
+        vaultMultiplier: citizenStakes.vaultMultiplier,
+      })
+      .from(citizenStakes)
+      .innerJoin(
+        stakerEvents,
+        and(
+          eq(stakerEvents.blockNumber, citizenStakes.blockNumber),
+          eq(stakerEvents.logIndex, citizenStakes.logIndex),
+        ),
+      )
+      .where(eq(citizenStakes.handClaimSource, "inferred"))
+      .orderBy(asc(citizenStakes.blockNumber), asc(citizenStakes.logIndex));
+    return rows.map((row) => ({ ...row, vaultMultiplier: row.vaultMultiplier ?? 0n }));
+  }
+
+  async function settleHandClaim(
+    stake: { blockNumber: bigint; logIndex: number },
+    settled: { claim: boolean; vaultMultiplier: bigint },
+  ): Promise<boolean> {
+    return locked(async (tx) => {
+      const updated = await tx
+        .update(citizenStakes)
+        .set({
+          handClaim: settled.claim,
+          handClaimSource: "trace",
+          vaultMultiplier: settled.vaultMultiplier,
+        })
+        .where(
+          and(
+            eq(citizenStakes.blockNumber, stake.blockNumber),
+            eq(citizenStakes.logIndex, stake.logIndex),
+            eq(citizenStakes.handClaimSource, "inferred"),
+          ),
+        )
+        .returning({ season: citizenStakes.season, citizenId: citizenStakes.citizenId });
+      if (updated.length === 0) return false;
+      await recompute(tx, updated, (await checkpoint(tx))!.indexedBlock);
+      await markDataChanged(tx);
+      return true;
+    });
+  }
+
   async function counts() {
     const [failures] = await db.select({ n: count() }).from(readFailures);
     const [inferred] = await db
@@ -649,5 +727,7 @@ export function createIndexerStore(db: Database): IndexerStore {
     counts,
     addRpcCalls,
     recordFinalized,
+    inferredHandClaims,
+    settleHandClaim,
   };
 }
