@@ -118,6 +118,10 @@ export interface IndexerStore {
   updateMetadata(rows: MetadataUpdate[]): Promise<void>;
   /** Up to `limit` citizens' stored metadata in key order, after `after` (a metadata refresh). */
   storedMetadata(after: CitizenKeyRow | undefined, limit: number): Promise<StoredMetadata[]>;
+  /** Up to `limit` recorded tokenURI failures whose retry time has come, the longest due first. */
+  dueReadFailures(limit: number): Promise<DueReadFailure[]>;
+  /** A retry that failed again: the failure keeps its row, counted, and is tried again later. */
+  postponeReadFailures(rows: PostponedReadFailure[]): Promise<void>;
   /**
    * Rebuilds staked_citizens from the stored event log and reads alone (no RPC), in one
    * transaction: readers see the old rows until it commits, writers wait for it.
@@ -182,6 +186,18 @@ export interface StoredMetadata {
   image: string | null;
   /** A read failure is recorded for the citizen's metadata. */
   failing: boolean;
+}
+
+export interface DueReadFailure extends StoredMetadata {
+  /** Retries that failed since the failure was recorded. */
+  attempts: number;
+}
+
+export interface PostponedReadFailure extends CitizenKeyRow {
+  reason: string;
+  blockNumber: bigint;
+  attempts: number;
+  retryAt: Date;
 }
 
 /** Health rows are written at most this often while all is well (a tick runs every 200 ms). */
@@ -587,6 +603,52 @@ export function createIndexerStore(db: Database): IndexerStore {
     return rows.map(({ failure, ...row }) => ({ ...row, failing: failure !== null }));
   }
 
+  async function dueReadFailures(limit: number): Promise<DueReadFailure[]> {
+    const rows = await db
+      .select({
+        season: citizens.season,
+        citizenId: citizens.citizenId,
+        name: citizens.name,
+        image: citizens.image,
+        attempts: readFailures.attempts,
+      })
+      .from(readFailures)
+      .innerJoin(
+        citizens,
+        and(
+          eq(citizens.season, readFailures.season),
+          eq(citizens.citizenId, readFailures.citizenId),
+        ),
+      )
+      .where(and(eq(readFailures.read, "tokenURI"), lte(readFailures.retryAt, sql`now()`)))
+      .orderBy(asc(readFailures.retryAt))
+      .limit(limit);
+    return rows.map((row) => ({ ...row, failing: true }));
+  }
+
+  async function postponeReadFailures(rows: PostponedReadFailure[]) {
+    if (rows.length === 0) return;
+    await db.transaction(async (tx) => {
+      for (const row of rows) {
+        await tx
+          .update(readFailures)
+          .set({
+            reason: row.reason,
+            blockNumber: row.blockNumber,
+            attempts: row.attempts,
+            retryAt: row.retryAt,
+          })
+          .where(
+            and(
+              eq(readFailures.season, row.season),
+              eq(readFailures.citizenId, row.citizenId),
+              eq(readFailures.read, "tokenURI"),
+            ),
+          );
+      }
+    });
+  }
+
   async function reproject() {
     return locked(async (tx) => {
       const current = (await checkpoint(tx))!;
@@ -723,6 +785,8 @@ export function createIndexerStore(db: Database): IndexerStore {
     readFailures: () => db.select().from(readFailures),
     updateMetadata,
     storedMetadata,
+    dueReadFailures,
+    postponeReadFailures,
     reproject,
     counts,
     addRpcCalls,
