@@ -552,13 +552,13 @@ export function createIndexerStore(db: Database): IndexerStore {
 
   async function updateMetadata(rows: MetadataUpdate[]) {
     if (rows.length === 0) return;
-    await db.transaction(async (tx) => {
+    // Under the writers' lock: a projection at a checkpoint read here must not land after a
+    // follower's write that moved it (the follower refreshes metadata while it indexes).
+    await locked(async (tx) => {
       for (const row of rows) {
         const key = (table: typeof citizens | typeof readFailures) =>
           and(eq(table.season, row.season), eq(table.citizenId, row.citizenId));
         await tx.update(citizens).set({ name: row.name, image: row.image }).where(key(citizens));
-        await recompute(tx, [row], (await checkpoint(tx))!.indexedBlock);
-        await markDataChanged(tx);
         if (row.failure) {
           await tx
             .insert(readFailures)
@@ -571,6 +571,8 @@ export function createIndexerStore(db: Database): IndexerStore {
           await tx.delete(readFailures).where(key(readFailures));
         }
       }
+      await recompute(tx, rows, (await checkpoint(tx))!.indexedBlock);
+      await markDataChanged(tx);
     });
   }
 

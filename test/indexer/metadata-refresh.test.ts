@@ -9,7 +9,10 @@ import { and, count, eq } from "drizzle-orm";
 import type { Address } from "viem";
 import { s1CitizenAbi } from "../../contracts/generated/index.ts";
 import { citizens, readFailures, stakedCitizens } from "../../db/schema.ts";
+import { createMetadataRefresher } from "../../indexer/jobs/metadata-refresh.ts";
+import { redisConnection } from "../../indexer/jobs/queues.ts";
 import { parseTokenMetadata } from "../../indexer/project/metadata.ts";
+import { logger } from "../../lib/log.ts";
 import { createApiHarness } from "../api/support.ts";
 import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
 import { indexDevnet, type TestIndexer } from "../support/indexer.ts";
@@ -216,5 +219,43 @@ describe("the follower's scheduled metadata refresh", () => {
       await api.close();
       await follower.cleanup();
     }
+  });
+});
+
+describe("scheduled refresh rounds across processes", () => {
+  test("two refreshers on one queue make one round per interval between them, not one each", async () => {
+    const intervalMs = 200;
+    let rounds = 0;
+    const connections = [redisConnection(harness.redis.url), redisConnection(harness.redis.url)];
+    const refreshers = connections.map((redis) =>
+      createMetadataRefresher({
+        client: harness.indexer.client,
+        contracts: harness.indexer.contracts,
+        // The real store; only its page reads are counted, one per round.
+        store: {
+          ...harness.indexer.store,
+          storedMetadata: (after, limit) => {
+            rounds++;
+            return harness.indexer.store.storedMetadata(after, limit);
+          },
+        },
+        redis,
+        queuePrefix: harness.redis.prefix,
+        log: logger("metadata-test"),
+        intervalMs,
+      }),
+    );
+    const started = performance.now();
+    try {
+      await Promise.all(refreshers.map((refresher) => refresher.start()));
+      await Bun.sleep(20 * intervalMs);
+    } finally {
+      await Promise.all(refreshers.map((refresher) => refresher.close()));
+      for (const redis of connections) redis.disconnect();
+    }
+    const elapsed = performance.now() - started;
+    // One timer per process would make about twice the slots; a loaded machine makes fewer.
+    expect(rounds).toBeGreaterThan(1);
+    expect(rounds).toBeLessThanOrEqual(Math.ceil(elapsed / intervalMs) + 2);
   });
 });
