@@ -32,7 +32,10 @@ const SCHEDULER_ID = "metadata-refresh";
 export const METADATA_PAGE = 50;
 /** Citizens the operator's full refresh reads and compares at a time. */
 const FULL_REFRESH_PAGE = 1_000;
-/** A failure is retried after the interval, then twice as late each time, up to an hour. */
+/**
+ * A failure that fails again is retried 2×, 4×, 8×, … the interval later (at least a second),
+ * up to an hour.
+ */
 const MAX_RETRY_DELAY_MS = 60 * 60_000;
 /** How often each process puts the scheduler back (a Redis that lost its keys lost it). */
 const SCHEDULER_REFRESH_MS = 10_000;
