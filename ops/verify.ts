@@ -1,4 +1,4 @@
-import { and, eq, inArray } from "drizzle-orm";
+import { and, eq, inArray, sql } from "drizzle-orm";
 import type { Address, PublicClient } from "viem";
 import { mainnetStakerAbi as stakerAbi } from "../contracts/generated/MainnetStaker.ts";
 import { stakedCitizensAt } from "../db/as-of.ts";
@@ -52,7 +52,8 @@ export function invariantProblems(row: StakedCitizen): string[] {
  * with `escrow`, the citizens the staker holds by the citizen contracts' Transfer logs, so a
  * stake missing from the tables altogether is found too. With `asOf` the tables are read as they
  * stood after `at` (staked_citizens_at), so activity indexed between the chain reads and the
- * table reads is no false alarm; otherwise the live projection is read.
+ * table reads is no false alarm, and the live rows the API serves are checked against that
+ * rule at the checkpoint; otherwise the live projection is read.
  */
 export async function verifyAgainstChain(input: {
   client: PublicClient;
@@ -164,6 +165,19 @@ export async function verifyAgainstChain(input: {
       report(wallet, row.season, row.citizenId, "staked", "staked", "absent");
   });
 
+  if (input.asOf) {
+    // The rows the API serves, against the rule they were projected by.
+    for (const row of await projectionDrift(db)) {
+      report(
+        row.staker,
+        row.season,
+        BigInt(row.citizen_id),
+        "projection",
+        row.columns,
+        "staked_citizens_at(the checkpoint) differs",
+      );
+    }
+  }
   if (escrow) {
     // What the staker's views did not already show: the tables against the escrow itself.
     const tableRows = new Map(allRows.map((row) => [citizenKey(row.season, row.citizenId), row]));
@@ -185,4 +199,32 @@ export async function verifyAgainstChain(input: {
     }
   }
   return mismatches;
+}
+
+/**
+ * The live staked_citizens rows that differ from the rule at the checkpoint, with the columns
+ * that differ: the live table is the projection at the checkpoint, and one statement reads both
+ * in one snapshot, whatever the follower writes meanwhile.
+ */
+async function projectionDrift(db: Database) {
+  return db.execute<{ staker: string; season: number; citizen_id: string; columns: string }>(sql`
+    with checkpoint as (select indexed_block from indexer_checkpoints),
+    fresh as (
+      select f.* from checkpoint, staked_citizens_at(checkpoint.indexed_block) f
+    )
+    select coalesce(l.staker, f.staker) as staker, coalesce(l.season, f.season) as season,
+      coalesce(l.citizen_id, f.citizen_id)::text as citizen_id,
+      case
+        when l.season is null then 'row absent from staked_citizens'
+        when f.season is null then 'row only in staked_citizens'
+        else (
+          select string_agg(a.key, ', ' order by a.key)
+          from jsonb_each(to_jsonb(l)) a join jsonb_each(to_jsonb(f)) b using (key)
+          where a.value is distinct from b.value
+        ) || ' differ'
+      end as columns
+    from staked_citizens l
+    full join fresh f on f.season = l.season and f.citizen_id = l.citizen_id
+    where l is distinct from f
+  `);
 }

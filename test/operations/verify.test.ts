@@ -58,7 +58,15 @@ describe("verify", () => {
     await db.execute(sql`delete from staker_events where account = ${LONER.toLowerCase()}`);
     await db.execute(sql`delete from staked_citizens where staker = ${LONER.toLowerCase()}`);
 
+    // And a served row that no longer is what the rule projects.
+    await db.execute(
+      sql`update staked_citizens set total_points = total_points + 1 where citizen_id = ${MOVER_CITIZENS[0]!}`,
+    );
+
     const damaged = await harness.cli(["verify"]);
+    expect(damaged.stdout).toContain(
+      `${MOVER.toLowerCase()} s1 #${MOVER_CITIZENS[0]} projection: tables total_points differ`,
+    );
     expect(damaged.stdout).toContain(
       `${LONER.toLowerCase()} s1 #${LONER_CITIZEN} staked: tables absent, chain staked`,
     );
