@@ -30,6 +30,11 @@ export const METADATA_QUEUE = "metadata";
 const SCHEDULER_ID = "metadata-refresh";
 /** One batched eth_call's worth of tokenURIs (static-call-batch.ts reads 50 to a call). */
 export const METADATA_PAGE = 50;
+/**
+ * Recorded failures a round reads again at most: a tokenURI still failing is read once more
+ * alone (to record its own words), so this bounds a round's eth_calls beside its one batch.
+ */
+const DUE_FAILURES_PER_ROUND = 5;
 /** Citizens the operator's full refresh reads and compares at a time. */
 const FULL_REFRESH_PAGE = 1_000;
 /**
@@ -106,7 +111,7 @@ export function createMetadataRefresher(deps: MetadataRefresherDeps) {
    * cycle, read in one batch at the head.
    */
   async function refreshRound(): Promise<RoundResult> {
-    const due = await store.dueReadFailures(pageSize);
+    const due = await store.dueReadFailures(Math.min(DUE_FAILURES_PER_ROUND, pageSize));
     const room = pageSize - due.length;
     let page: StoredMetadata[] = [];
     if (room > 0) {
