@@ -1,20 +1,20 @@
 import { type Job, Queue, UnrecoverableError, Worker } from "bullmq";
-import { type Address, createPublicClient, webSocket } from "viem";
+import { type Address, createPublicClient, type Hex, webSocket } from "viem";
 import { createDatabase } from "../db/client.ts";
 import { isConnectionFailure } from "../lib/connection-checks.ts";
 import { errorSummary, logger } from "../lib/log.ts";
 import { createOutageReporter } from "../lib/outages.ts";
 import { isTransientRpcFailure } from "../lib/rpc-failures.ts";
-import type { Season } from "../lib/vocabulary.ts";
 import { ReadReverted } from "./chain/call-failure.ts";
-import { readTokenUris } from "./chain/citizen-reads.ts";
 import { createChainClient } from "./chain/client.ts";
 import { discoverContracts } from "./chain/contracts.ts";
 import { readChainTip } from "./chain/finality.ts";
+import { settleInferredHandFlag } from "./chain/hand-flag.ts";
 import { LogRangeGovernor, LogRangeTooLarge } from "./chain/logs.ts";
 import { CitizenReadCache } from "./jobs/citizen-read-cache.ts";
 import { ChunkJobsParked, followTick } from "./jobs/follow.ts";
 import { indexRange } from "./jobs/index-range.ts";
+import { createMetadataRefresher } from "./jobs/metadata-refresh.ts";
 import {
   type ChunkJobData,
   createQueues,
@@ -27,7 +27,6 @@ import {
 } from "./jobs/queues.ts";
 import { markUnrecoverable, requeueLostRanges } from "./jobs/reconcile.ts";
 import { createIndexerMetrics, type IndexerMetrics } from "./metrics.ts";
-import { metadataOf } from "./project/citizen-row.ts";
 import { ReorgTooDeep } from "./reorg/fork-point.ts";
 import {
   CheckpointMismatch,
@@ -55,6 +54,8 @@ export interface IndexerOptions {
   maxLogRange: number;
   /** A killed worker's chunk returns to the queue about this long after it died. */
   jobLockMs?: number;
+  /** Time between the follower's metadata refresh rounds (one page of tokenURIs); 0 is off. */
+  metadataRefreshIntervalMs?: number;
   /** Blocks a follow tick indexes itself before it hands the range to chunk jobs. */
   inlineBlocks?: number;
   rpcTimeoutMs?: number;
@@ -97,8 +98,6 @@ export const RECONCILE_INTERVAL_MS = 5_000;
  * finality depth before it is seen (then only an operator can recover): a second at most.
  */
 const FOLLOW_SCHEDULER_REFRESH_MS = 1_000;
-/** Citizens a metadata refresh reads and compares at a time. */
-const METADATA_REFRESH_PAGE = 1_000;
 /** How often a process with workers adds its RPC calls to rpc_calls (and once when it closes). */
 const RPC_REPORT_INTERVAL_MS = 5_000;
 
@@ -172,6 +171,15 @@ export async function createIndexer(options: IndexerOptions) {
     inlineBlocks: options.inlineBlocks ?? 64,
     finalityDepth,
   };
+  const metadata = createMetadataRefresher({
+    client,
+    contracts,
+    store,
+    redis,
+    queuePrefix: options.queuePrefix,
+    log: logger("metadata"),
+    intervalMs: options.metadataRefreshIntervalMs ?? 0,
+  });
   const workers: Worker[] = [];
   const timers: ReturnType<typeof setInterval>[] = [];
 
@@ -280,15 +288,6 @@ export async function createIndexer(options: IndexerOptions) {
     }
   }
 
-  /** What these citizens' tokenURIs say at `block`, many to an eth_call. */
-  async function metadataAt(
-    citizens: readonly { season: number; citizenId: bigint }[],
-    block: bigint,
-  ) {
-    const keys = citizens.map(({ season, citizenId }) => ({ season: season as Season, citizenId }));
-    return (await readTokenUris(client, contracts, keys, block)).map(metadataOf);
-  }
-
   let stopWatchingHeads: (() => Promise<void>) | undefined;
 
   /** A follow tick now, besides the scheduled ones; the id makes it once across processes. */
@@ -384,60 +383,33 @@ export async function createIndexer(options: IndexerOptions) {
      * Reads the metadata of every citizen with a recorded read failure again, at the head, and
      * keeps what now reads (the served name and image change with it).
      */
-    async retryReadFailures() {
-      const failures = await store.readFailures();
-      const head = await client.getBlockNumber();
-      const found = await metadataAt(failures, head);
-      const updates = failures.map(({ season, citizenId }, i) => {
-        const key = { season, citizenId };
-        const metadata = found[i]!;
-        return {
-          ...key,
-          name: metadata.name ?? null,
-          image: metadata.image ?? null,
-          ...(metadata.unreadable !== undefined && {
-            failure: { ...key, read: "tokenURI", reason: metadata.unreadable, blockNumber: head },
-          }),
-        };
-      });
-      await store.updateMetadata(updates);
-      const still = updates.filter((update) => update.failure).length;
-      return { fixed: updates.length - still, still };
+    retryReadFailures: () => metadata.retryFailures(),
+
+    /**
+     * Reads the Hand flag of every stake whose flag was inferred from the node's call trace,
+     * once the node offers one, and writes what the stake applied. `still` counts those the
+     * node still cannot trace.
+     */
+    async settleInferredHandClaims() {
+      const inferred = await store.inferredHandClaims();
+      let settled = 0;
+      for (const stake of inferred) {
+        const flag = await settleInferredHandFlag(client, contracts.staker, {
+          ...stake,
+          transactionHash: stake.transactionHash as Hex,
+        });
+        if (flag === undefined) break;
+        if (await store.settleHandClaim(stake, flag)) settled++;
+      }
+      return { settled, still: inferred.length - settled };
     },
 
     /**
      * Reads every citizen's metadata again at the head, many to an eth_call, and keeps what
-     * changed (the served name and image change with it; a recorded failure that now reads is
-     * cleared). A tokenURI that does not read at the head keeps what is stored: a citizen that
-     * left its contract (a migration burns the old token) may revert there while its history
-     * stays valid. Those are counted, not recorded.
+     * changed (a recorded failure that now reads is cleared); a tokenURI that does not read at
+     * the head keeps what is stored and is counted.
      */
-    async refreshMetadata(progress?: (done: number) => void) {
-      const head = await client.getBlockNumber();
-      const totals = { read: 0, changed: 0, unreadable: 0, block: head };
-      let after: { season: number; citizenId: bigint } | undefined;
-      for (;;) {
-        const stored = await store.storedMetadata(after, METADATA_REFRESH_PAGE);
-        if (stored.length === 0) return totals;
-        const found = await metadataAt(stored, head);
-        const updates = stored.flatMap((row, i) => {
-          const metadata = found[i]!;
-          if (metadata.unreadable !== undefined) {
-            totals.unreadable++;
-            return [];
-          }
-          const name = metadata.name ?? null;
-          const image = metadata.image ?? null;
-          const same = name === row.name && image === row.image && !row.failing;
-          return same ? [] : [{ season: row.season, citizenId: row.citizenId, name, image }];
-        });
-        await store.updateMetadata(updates);
-        totals.read += stored.length;
-        totals.changed += updates.length;
-        progress?.(totals.read);
-        after = stored.at(-1);
-      }
-    },
+    refreshMetadata: (progress?: (done: number) => void) => metadata.refreshAll(progress),
 
     /** Re-queues lost work once (what every worker process does every few seconds). */
     reconcile: () => requeueLostRanges(deps, options.chunkSize),
@@ -488,6 +460,8 @@ export async function createIndexer(options: IndexerOptions) {
             concurrency: 1,
           }),
         );
+        await metadata.start();
+        redisOutages.watch(...metadata.watched());
       }
       for (const worker of workers) {
         // A failing follower fails every tick: processFollow logs each failure once instead.
@@ -506,7 +480,7 @@ export async function createIndexer(options: IndexerOptions) {
       for (const timer of timers.splice(0)) clearInterval(timer);
       await stopWatchingHeads?.();
       const hadWorkers = workers.length > 0;
-      await Promise.all(workers.map((worker) => worker.close()));
+      await Promise.all([...workers.map((worker) => worker.close()), metadata.close()]);
       if (hadWorkers) {
         await reportRpcCalls().catch((error) =>
           log.warn({ err: errorSummary(error) }, "could not record this process's RPC calls"),
