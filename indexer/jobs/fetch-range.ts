@@ -5,6 +5,7 @@ import { type CitizenKey, readCitizens } from "../chain/citizen-reads.ts";
 import type { StakerContracts } from "../chain/contracts.ts";
 import { readHandFlag } from "../chain/hand-flag.ts";
 import { fetchStakerLogs, type LogRangeGovernor, type StakerLog } from "../chain/logs.ts";
+import { checkNoStakerLogMissing } from "../chain/missing-logs.ts";
 import { readStakes, tryReadStakes } from "../chain/stake-reads.ts";
 import { ViewMemo } from "../chain/view-memo.ts";
 import { citizenRowOf } from "../project/citizen-row.ts";
@@ -35,14 +36,15 @@ export interface FetchRequest {
   from: bigint;
   to: bigint;
   /**
-   * Above the finality boundary: read every header, check that each links to the one before
-   * and that every log belongs to them, and keep every hash (a reorg finds its fork point).
+   * Above the finality boundary: check that each header links to the one before and that every
+   * log belongs to them, and keep every hash (a reorg finds its fork point).
    */
   dense?: boolean;
 }
 
 /**
  * Everything a block range adds to the tables, fetched in one straight line: headers, logs,
+ * a check that the answer left out no block's logs (missing-logs.ts, from every header's bloom),
  * the reads they need, rows built by pure functions, and the last header read again. If that
  * header changed, the chain moved during the fetch and nothing is returned.
  */
@@ -52,10 +54,11 @@ export async function fetchRange(
 ): Promise<RangeWrite> {
   const { client, contracts } = deps;
   const { from, to } = request;
-  const headers = await readHeaders(client, request.dense ? range(from, to) : [from, to]);
+  const headers = await readHeaders(client, range(from, to));
   const first = headers.get(from)!;
   const last = headers.get(to)!;
   const logs = await fetchStakerLogs(deps.logClient, contracts.staker, from, to, deps.governor);
+  await checkNoStakerLogMissing(deps.logClient, contracts.staker, headers.values(), logs);
 
   const blockHashes = new Map<bigint, string>();
   if (from > 0n) blockHashes.set(from - 1n, first.parentHash.toLowerCase());
