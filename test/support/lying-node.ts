@@ -21,7 +21,7 @@ export function startLyingNode(upstream: string) {
   /** Blocks whose logs the next eth_getLogs range answer holding them leaves out, once each. */
   const dropOnce = new Set<bigint>();
   let callShift: "next-block" | "latest" | undefined;
-  let refuseBlockHash: RpcErrorAnswer | undefined;
+  let refuseBlockHash: { error: RpcErrorAnswer; left: number } | undefined;
   const counts = {
     droppedLogs: 0,
     /** eth_calls and eth_getCodes by how they named their block. */
@@ -50,9 +50,9 @@ export function startLyingNode(upstream: string) {
     const block = call.params[at];
     if (typeof block === "object" && block !== null) {
       counts.byHash++;
-      if (refuseBlockHash) {
+      if (refuseBlockHash && refuseBlockHash.left-- > 0) {
         counts.refusedBlockHashes++;
-        return refuseBlockHash;
+        return refuseBlockHash.error;
       }
       return call;
     }
@@ -118,9 +118,12 @@ export function startLyingNode(upstream: string) {
     shiftCallsByNumber(shift: "next-block" | "latest" | undefined) {
       callShift = shift;
     },
-    /** eth_calls and eth_getCodes naming their block by hash get this error, as a node without EIP-1898. */
-    refuseBlockHashes(error: RpcErrorAnswer | undefined) {
-      refuseBlockHash = error;
+    /**
+     * The next `times` eth_calls and eth_getCodes naming their block by hash get this error: as a
+     * node without EIP-1898 (invalid params), or one that lacks the block (resource not found).
+     */
+    refuseBlockHashes(error: RpcErrorAnswer, times = Number.POSITIVE_INFINITY) {
+      refuseBlockHash = { error, left: times };
     },
     stop: () => server.stop(true),
   };
