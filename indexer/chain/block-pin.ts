@@ -1,9 +1,13 @@
 import {
   BaseError,
   type Hex,
+  HttpRequestError,
   InvalidParamsRpcError,
+  keccak256,
   type PublicClient,
   RpcRequestError,
+  stringToHex,
+  TimeoutError,
   zeroAddress,
 } from "viem";
 import { errorSummary, logger } from "../../lib/log.ts";
@@ -29,18 +33,19 @@ export function blockAt(block: bigint | BlockAt): BlockAt {
 export type BlockParameter = { blockHash: Hex } | { blockNumber: bigint };
 
 /**
- * Clients whose node refused a block hash in eth_call while taking the same call by number: a
- * capability of the node, the same for every process, so a per-process memo (like finality.ts's)
- * only saves each process its one probe.
+ * Whether each client's node takes block hashes: a capability of the node, the same for every
+ * process, so a per-process memo (like finality.ts's) only saves each process its probe.
  */
-const numbersOnly = new WeakSet<PublicClient>();
+const takesHashes = new WeakMap<PublicClient, Promise<boolean>>();
 const log = logger("block-pin");
 
+/** A hash no chain holds: a node that honours EIP-1898 must fail a call at it. */
+const NO_SUCH_BLOCK = keccak256(stringToHex("citizen-staking: no such block"));
+
 /**
- * Runs `read` at `block`, by hash when the block has one. A refusal of the hash parameter itself
- * (-32602, or a node's "invalid argument"/"unmarshal" wording) is judged once by a probe: an
- * eth_call at the latest block's hash. If the node refuses that too it has no EIP-1898, and
- * this client reads by number from then on, said once in the logs; if it takes it, the refusal
+ * Runs `read` at `block`, by hash when the block has one and the node takes hashes (probed once,
+ * see nodeTakesBlockHashes). A node that refuses the hash parameter of one read is probed again:
+ * if it now refuses hashes, this and later reads go by number; if it takes them, the refusal
  * was about this block and is thrown for the retry, never answered by number.
  */
 export async function pinnedRead<T>(
@@ -48,37 +53,63 @@ export async function pinnedRead<T>(
   block: BlockAt,
   read: (at: BlockParameter) => Promise<T>,
 ): Promise<T> {
-  if (block.blockHash === undefined || numbersOnly.has(client)) {
-    return read({ blockNumber: block.blockNumber });
-  }
+  const byNumber = () => read({ blockNumber: block.blockNumber });
+  if (block.blockHash === undefined || !(await takesBlockHashes(client))) return byNumber();
   try {
     return await read({ blockHash: block.blockHash });
   } catch (error) {
-    if (!refusesBlockHash(error) || !(await nodeRefusesBlockHashes(client))) throw error;
-    if (!numbersOnly.has(client)) {
-      numbersOnly.add(client);
-      log.warn(
-        { err: errorSummary(error) },
-        "the node at RPC_URL refuses block hashes in eth_call (EIP-1898): reads name their block by number, and a node behind or ahead of it can answer from another block's state",
-      );
-    }
-    return read({ blockNumber: block.blockNumber });
+    if (!refusesBlockHash(error)) throw error;
+    takesHashes.delete(client);
+    if (await takesBlockHashes(client)) throw error;
+    return byNumber();
   }
 }
 
-async function nodeRefusesBlockHashes(client: PublicClient): Promise<boolean> {
-  const latest = await client.getBlock({ blockTag: "latest" });
+function takesBlockHashes(client: PublicClient): Promise<boolean> {
+  let known = takesHashes.get(client);
+  if (!known) {
+    known = nodeTakesBlockHashes(client);
+    takesHashes.set(client, known);
+    // A probe the network failed says nothing of the node: the next read probes again.
+    known.catch(() => takesHashes.delete(client));
+  }
+  return known;
+}
+
+/**
+ * Asks for an eth_call at a block hash no chain holds. A node that honours EIP-1898 fails it
+ * ("resource not found", "header not found"); one that refuses the parameter, or answers it
+ * anyway (some backends ignore the object and use `latest`), does not name blocks by hash, and
+ * is read by number, said once in the logs. Transport trouble is thrown: it proves nothing.
+ */
+async function nodeTakesBlockHashes(client: PublicClient): Promise<boolean> {
   try {
     await client.request({
       method: "eth_call",
-      params: [{ to: zeroAddress }, { blockHash: latest.hash }],
+      params: [{ to: zeroAddress }, { blockHash: NO_SUCH_BLOCK }],
     });
-    return false;
   } catch (error) {
-    return refusesBlockHash(error);
+    if (isTransportTrouble(error)) throw error;
+    if (!refusesBlockHash(error)) return true;
+    log.warn(
+      { err: errorSummary(error) },
+      "the node at RPC_URL refuses block hashes in eth_call (EIP-1898): reads name their block by number, and a node behind or ahead of that block can answer from another state",
+    );
+    return false;
   }
+  log.warn(
+    "the node at RPC_URL answers an eth_call at a block hash it cannot hold (EIP-1898 ignored): reads name their block by number, and a node behind or ahead of that block can answer from another state",
+  );
+  return false;
 }
 
+function isTransportTrouble(error: unknown): boolean {
+  if (!(error instanceof BaseError)) return true;
+  return (
+    error.walk((cause) => cause instanceof HttpRequestError || cause instanceof TimeoutError) !==
+    null
+  );
+}
 /**
  * The node's answer says it does not take the block parameter's shape: geth-family "invalid
  * argument 1: ... unmarshal", JSON-RPC's invalid params. A block it does not hold is another

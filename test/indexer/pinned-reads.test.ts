@@ -80,4 +80,16 @@ describe("a node that answers a read at block N from another block's state", () 
       await tableSnapshot(direct.database.url),
     );
   });
+
+  test("a node that answers a block hash it cannot hold is read by number", async () => {
+    const node = lyingNode();
+    node.ignoreBlockHashes();
+    const harness = await backfill("pinned-ignored", node);
+    // The probe alone went by hash: every read after it named its block by number.
+    expect(node.counts.byHash).toBe(1);
+    expect(node.counts.byNumber).toBeGreaterThan(0);
+    expect(await tableSnapshot(harness.database.url)).toEqual(
+      await tableSnapshot(direct.database.url),
+    );
+  });
 });

@@ -22,6 +22,7 @@ export function startLyingNode(upstream: string) {
   const dropOnce = new Set<bigint>();
   let callShift: "next-block" | "latest" | undefined;
   let refuseBlockHash: { error: RpcErrorAnswer; left: number } | undefined;
+  let ignoreBlockHash = false;
   const counts = {
     droppedLogs: 0,
     /** eth_calls and eth_getCodes by how they named their block. */
@@ -54,7 +55,11 @@ export function startLyingNode(upstream: string) {
         counts.refusedBlockHashes++;
         return refuseBlockHash.error;
       }
-      return call;
+      if (!ignoreBlockHash) return call;
+      counts.shiftedReads++;
+      const params = [...call.params];
+      params[at] = "latest";
+      return { ...call, params };
     }
     if (typeof block !== "string" || !block.startsWith("0x")) {
       counts.byTag++;
@@ -124,6 +129,10 @@ export function startLyingNode(upstream: string) {
      */
     refuseBlockHashes(error: RpcErrorAnswer, times = Number.POSITIVE_INFINITY) {
       refuseBlockHash = { error, left: times };
+    },
+    /** eth_calls and eth_getCodes naming their block by hash are answered at `latest`. */
+    ignoreBlockHashes() {
+      ignoreBlockHash = true;
     },
     stop: () => server.stop(true),
   };
