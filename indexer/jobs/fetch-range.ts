@@ -59,7 +59,7 @@ export async function fetchRange(
   const first = headers.get(from)!;
   const last = headers.get(to)!;
   const logs = await fetchStakerLogs(deps.logClient, contracts.staker, from, to, deps.governor);
-  await checkNoStakerLogMissing(deps.logClient, contracts.staker, headers.values(), logs);
+  await checkNoStakerLogMissing(client, contracts.staker, headers.values(), logs);
 
   const blockHashes = new Map<bigint, string>();
   if (from > 0n) blockHashes.set(from - 1n, first.parentHash.toLowerCase());
