@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
-import { indexDevnet, type TestIndexer } from "../support/indexer.ts";
+import { indexDevnet, startTestIndexer, type TestIndexer } from "../support/indexer.ts";
 import { startLyingNode } from "../support/lying-node.ts";
 import { tableSnapshot } from "../support/snapshot.ts";
 
@@ -91,5 +91,35 @@ describe("a node that answers a read at block N from another block's state", () 
     expect(await tableSnapshot(harness.database.url)).toEqual(
       await tableSnapshot(direct.database.url),
     );
+  });
+
+  // Last: the live blocks change the chain the tests above compare against.
+  test("following the head, a read at the newest block is never answered from a later one", async () => {
+    const node = lyingNode();
+    node.shiftCallsByNumber("latest");
+    const harness = await startTestIndexer({
+      label: "pinned-follow",
+      rpcUrl: node.url,
+      staker: devnet.deployment.addresses.staker,
+      // Every block above the finality boundary: the follower reads them at the head.
+      options: { finalityDepth: 100_000, followIntervalMs: 50 },
+    });
+    harnesses.push(harness);
+    await harness.indexer.ensureCheckpoint(devnet.deployment.deployBlock);
+    await harness.indexer.start({ follow: true });
+    const stop = new AbortController();
+    let produced = 0;
+    await devnet.scenario.live({
+      intervalMs: 100,
+      transactionsPerBlock: 4,
+      signal: stop.signal,
+      onBlock: () => {
+        if (++produced >= 30) stop.abort();
+      },
+    });
+    await harness.waitForHead();
+    expect(node.counts.byNumber).toBe(0);
+    // The head is still: `latest` is the indexed block, so the check's own reads are exact.
+    expect(await harness.mismatches()).toEqual([]);
   });
 });
