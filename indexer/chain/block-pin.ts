@@ -110,6 +110,7 @@ function isTransportTrouble(error: unknown): boolean {
     null
   );
 }
+
 /**
  * The node's answer says it does not take the block parameter's shape: geth-family "invalid
  * argument 1: ... unmarshal", JSON-RPC's invalid params. A block it does not hold is another
