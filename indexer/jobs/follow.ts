@@ -75,6 +75,9 @@ export async function followTick(deps: FollowDeps, settings: FollowSettings) {
       error instanceof StakerLogsMissing ||
       error instanceof CheckpointMoved
     ) {
+      // A node that keeps leaving logs out holds the follower here: the operator must see why.
+      if (error instanceof StakerLogsMissing)
+        deps.log.warn({ err: error.message }, "an eth_getLogs answer left out staker logs");
       return { action: "retry" as const };
     }
     if (error instanceof LinkConflict) {
