@@ -6,6 +6,7 @@ import {
   type PublicClient,
 } from "viem";
 import type { Season } from "../../lib/vocabulary.ts";
+import { type BlockAt, blockAt } from "./block-pin.ts";
 import { ReadReverted } from "./call-failure.ts";
 import type { StakerContracts } from "./contracts.ts";
 import { readStaticCalls } from "./static-call-batch.ts";
@@ -40,7 +41,7 @@ export interface CitizenReading extends CitizenComponents {
 }
 
 /**
- * The components and tokenURI of each citizen, read at `blockNumber`. The component calls are
+ * The components and tokenURI of each citizen, read at `block` (by hash when given). The component calls are
  * issued together so viem folds those of one block into a single multicall; the tokenURIs go in
  * batches of their own (readTokenUris). A component getter that reverts throws ReadReverted (the
  * points or the record depend on it); a tokenURI that reverts is recorded.
@@ -49,17 +50,18 @@ export async function readCitizens(
   client: PublicClient,
   contracts: StakerContracts,
   keys: readonly CitizenKey[],
-  blockNumber: bigint,
+  block: bigint | BlockAt,
 ): Promise<CitizenReading[]> {
+  const at = blockAt(block);
   const [components, tokenUris] = await Promise.all([
     Promise.all(
       keys.map((key) =>
         key.season === 1
-          ? readS1Citizen(client, contracts, key.citizenId, blockNumber)
-          : readS2Citizen(client, contracts, key.citizenId, blockNumber),
+          ? readS1Citizen(client, contracts, key.citizenId, at)
+          : readS2Citizen(client, contracts, key.citizenId, at),
       ),
     ),
-    readTokenUris(client, contracts, keys, blockNumber),
+    readTokenUris(client, contracts, keys, at),
   ]);
   return components.map((reading, i) => ({ ...reading, tokenUri: tokenUris[i]! }));
 }
@@ -68,7 +70,7 @@ async function readS1Citizen(
   client: PublicClient,
   contracts: StakerContracts,
   citizenId: bigint,
-  blockNumber: bigint,
+  at: BlockAt,
 ): Promise<CitizenComponents> {
   const read = (
     functionName:
@@ -83,7 +85,7 @@ async function readS1Citizen(
       abi: s1CitizenAbi,
       functionName,
       args: [citizenId],
-      blockNumber,
+      ...at,
     });
   const [identityId, componentVaultId, itemCacheId, landDeedId, rewardRate] = await Promise.all([
     read("getIdentityIdOfTokenId"),
@@ -97,7 +99,7 @@ async function readS1Citizen(
     abi: identityAbi,
     functionName: "getClass",
     args: [identityId],
-    blockNumber,
+    ...at,
   });
   return {
     season: 1,
@@ -115,7 +117,7 @@ async function readS2Citizen(
   client: PublicClient,
   contracts: StakerContracts,
   citizenId: bigint,
-  blockNumber: bigint,
+  at: BlockAt,
 ): Promise<CitizenComponents> {
   const read = (
     functionName: "getIdentityIdOfTokenId" | "getItemCacheIdOfTokenId" | "getLandDeedIdOfTokenId",
@@ -125,7 +127,7 @@ async function readS2Citizen(
       abi: s2CitizenAbi,
       functionName,
       args: [citizenId],
-      blockNumber,
+      ...at,
     });
   const [identityId, itemCacheId, landDeedId] = await Promise.all([
     read("getIdentityIdOfTokenId"),
@@ -136,7 +138,7 @@ async function readS2Citizen(
 }
 
 /**
- * The tokenURI of each citizen at `blockNumber`, many to an eth_call (the indexer's reads, and an
+ * The tokenURI of each citizen at `block` (by hash when given), many to an eth_call (the indexer's reads, and an
  * operator's retry of failed metadata). A metadata contract may revert, answer garbage or halt,
  * so each call runs with a gas cap of its own (static-call-batch.ts). Whatever the batch has no
  * clean answer for is read again alone, so each failure is recorded in the very words the
@@ -146,8 +148,9 @@ export async function readTokenUris(
   client: PublicClient,
   contracts: StakerContracts,
   keys: readonly CitizenKey[],
-  blockNumber: bigint,
+  block: bigint | BlockAt,
 ): Promise<TokenUriReading[]> {
+  const at = blockAt(block);
   const addressOf = (key: CitizenKey) =>
     key.season === 1 ? contracts.s1Citizen : contracts.s2Citizen;
   const returned = await readStaticCalls(
@@ -160,14 +163,12 @@ export async function readTokenUris(
         args: [key.citizenId],
       }),
     })),
-    blockNumber,
+    at,
   );
   return Promise.all(
     keys.map((key, i) => {
       const uri = decodedTokenUri(returned[i]);
-      return uri === undefined
-        ? readTokenUri(client, addressOf(key), key.citizenId, blockNumber)
-        : { uri };
+      return uri === undefined ? readTokenUri(client, addressOf(key), key.citizenId, at) : { uri };
     }),
   );
 }
@@ -187,7 +188,7 @@ async function readTokenUri(
   client: PublicClient,
   address: Address,
   citizenId: bigint,
-  blockNumber: bigint,
+  at: BlockAt,
 ): Promise<TokenUriReading> {
   try {
     const uri = await readUnbatched(client, {
@@ -195,7 +196,7 @@ async function readTokenUri(
       abi: s1CitizenAbi,
       functionName: "tokenURI",
       args: [citizenId],
-      blockNumber,
+      ...at,
     });
     return { uri };
   } catch (error) {

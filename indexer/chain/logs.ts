@@ -15,7 +15,7 @@ import { decodeStakerEvent, STAKER_TOPICS } from "./staker-log-decoder.ts";
 /** A Stake, Withdraw or Claim log with its position in the chain and its decoded arguments. */
 export type StakerLog = ReturnType<typeof decodeStakerLog>;
 
-interface RpcLog {
+export interface RpcLog {
   blockNumber: Hex;
   blockHash: Hex;
   transactionHash: Hex;
@@ -27,7 +27,7 @@ interface RpcLog {
   removed?: boolean;
 }
 
-function decodeStakerLog(log: RpcLog) {
+export function decodeStakerLog(log: RpcLog) {
   const decoded = decodeStakerEvent(log.topics, log.data);
   return {
     blockNumber: BigInt(log.blockNumber),

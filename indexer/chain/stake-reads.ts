@@ -1,6 +1,7 @@
 import type { Address } from "viem";
 import { mainnetStakerAbi as stakerAbi } from "../../contracts/generated/MainnetStaker.ts";
 import type { Season } from "../../lib/vocabulary.ts";
+import type { BlockAt } from "./block-pin.ts";
 import { ReadReverted } from "./call-failure.ts";
 import type { StakerContracts } from "./contracts.ts";
 import { vaultAbi } from "./token-abis.ts";
@@ -21,11 +22,11 @@ export interface StakeReads {
   vaultCreditMultiplier?: string;
 }
 
-export interface StakeAtBlock {
+/** One stake and the block to read it at (by hash when given). */
+export interface StakeAtBlock extends BlockAt {
   season: Season;
   citizenId: bigint;
   staker: Address;
-  blockNumber: bigint;
   /** S1 only: the citizen's component vault (0 for none). */
   componentVaultId?: bigint;
 }
@@ -84,6 +85,7 @@ async function readS2Stake(
     functionName: "stakedS2",
     args: [stake.staker, stake.citizenId],
     blockNumber: stake.blockNumber,
+    blockHash: stake.blockHash,
   });
   return { timelockEndTime, points };
 }
@@ -93,7 +95,8 @@ async function readS1Stake(
   contracts: StakerContracts,
   stake: StakeAtBlock,
 ): Promise<StakeReads> {
-  const at = { address: contracts.staker, abi: stakerAbi, blockNumber: stake.blockNumber } as const;
+  const block = { blockNumber: stake.blockNumber, blockHash: stake.blockHash };
+  const at = { address: contracts.staker, abi: stakerAbi, ...block } as const;
   const componentVaultId = stake.componentVaultId ?? 0n;
   const [[, timelockEndTime, points, stakedVaultId, hasVault], creditYield, handMultiplier] =
     await Promise.all([
@@ -125,7 +128,7 @@ async function readS1Stake(
           abi: vaultAbi,
           functionName: "getCreditMultiplier",
           args: [vaultId],
-          blockNumber: stake.blockNumber,
+          ...block,
         })
       : undefined,
   ]);

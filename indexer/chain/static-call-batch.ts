@@ -15,6 +15,7 @@ import {
   staticCallBatchAbi,
   staticCallBatchDeployedBytecode,
 } from "../../contracts/generated/StaticCallBatch.ts";
+import { type BlockAt, blockAt, pinnedRead } from "./block-pin.ts";
 
 /** One view call: the contract and its calldata. */
 export interface StaticCall {
@@ -56,7 +57,7 @@ const STATIC_CALL_BATCH_ADDRESS: Address = slice(
 );
 
 /**
- * The return data of each call at `blockNumber`, or undefined where the batch has no answer for it:
+ * The return data of each call at `block` (by hash when given, block-pin.ts), or undefined where the batch has no answer for it:
  * the call failed (reverted, halted, ran out of its cap), its answer was too large for a batch, or
  * the node would not run the batch at all. Failures are rare and the single-call path tells them
  * apart best (a halt's name, a revert's data, the node's full gas), so the caller reads those
@@ -66,13 +67,14 @@ const STATIC_CALL_BATCH_ADDRESS: Address = slice(
 export async function readStaticCalls(
   client: PublicClient,
   calls: readonly StaticCall[],
-  blockNumber: bigint,
+  block: bigint | BlockAt,
 ): Promise<(Hex | undefined)[]> {
+  const at = blockAt(block);
   const batches: StaticCall[][] = [];
   for (let start = 0; start < calls.length; start += STATIC_CALL_BATCH.callsPerBatch) {
     batches.push(calls.slice(start, start + STATIC_CALL_BATCH.callsPerBatch));
   }
-  const answers = await Promise.all(batches.map((batch) => readBatch(client, batch, blockNumber)));
+  const answers = await Promise.all(batches.map((batch) => readBatch(client, batch, at)));
   return answers.flat();
 }
 
@@ -80,12 +82,12 @@ export async function readStaticCalls(
 async function readBatch(
   client: PublicClient,
   calls: StaticCall[],
-  blockNumber: bigint,
+  block: BlockAt,
 ): Promise<(Hex | undefined)[]> {
   const answered: (Hex | undefined)[] = [];
   while (answered.length < calls.length) {
     const rest = calls.slice(answered.length);
-    const results = await runReader(client, rest, blockNumber);
+    const results = await runReader(client, rest, block);
     // The node refused the batch, or gives an eth_call less gas than one call's cap.
     if (results === undefined || results.length === 0) {
       return [...answered, ...rest.map(() => undefined)];
@@ -95,26 +97,28 @@ async function readBatch(
   return answered;
 }
 
-async function runReader(client: PublicClient, calls: StaticCall[], blockNumber: bigint) {
+async function runReader(client: PublicClient, calls: StaticCall[], block: BlockAt) {
   try {
-    const { data } = await client.call({
-      to: STATIC_CALL_BATCH_ADDRESS,
-      data: encodeFunctionData({
-        abi: staticCallBatchAbi,
-        functionName: "run",
-        args: [
-          calls.map((call) => ({ target: call.to, data: call.data })),
-          STATIC_CALL_BATCH.gasPerCall,
-          BigInt(STATIC_CALL_BATCH.maxAnswerBytes),
+    const { data } = await pinnedRead(client, block, (at) =>
+      client.call({
+        to: STATIC_CALL_BATCH_ADDRESS,
+        data: encodeFunctionData({
+          abi: staticCallBatchAbi,
+          functionName: "run",
+          args: [
+            calls.map((call) => ({ target: call.to, data: call.data })),
+            STATIC_CALL_BATCH.gasPerCall,
+            BigInt(STATIC_CALL_BATCH.maxAnswerBytes),
+          ],
+        }),
+        ...at,
+        stateOverride: [
+          { address: STATIC_CALL_BATCH_ADDRESS, code: staticCallBatchDeployedBytecode },
         ],
+        // Not into viem's multicall: this is a batch of its own.
+        batch: false,
       }),
-      blockNumber,
-      stateOverride: [
-        { address: STATIC_CALL_BATCH_ADDRESS, code: staticCallBatchDeployedBytecode },
-      ],
-      // Not into viem's multicall: this is a batch of its own.
-      batch: false,
-    });
+    );
     return decodeFunctionResult({
       abi: staticCallBatchAbi,
       functionName: "run",

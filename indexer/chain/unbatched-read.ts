@@ -8,6 +8,7 @@ import {
   encodeFunctionData,
   type PublicClient,
 } from "viem";
+import { type BlockAt, pinnedRead } from "./block-pin.ts";
 import { readError } from "./call-failure.ts";
 
 /**
@@ -28,8 +29,7 @@ export async function readUnbatched<
     abi: abi;
     functionName: functionName;
     args: args;
-    blockNumber: bigint;
-  },
+  } & BlockAt,
 ): Promise<DecodeFunctionResultReturnType<abi, functionName, args>> {
   const calldata = encodeFunctionData({
     abi: request.abi,
@@ -37,12 +37,9 @@ export async function readUnbatched<
     args: request.args,
   } as never);
   try {
-    const { data } = await client.call({
-      to: request.address,
-      data: calldata,
-      blockNumber: request.blockNumber,
-      batch: false,
-    });
+    const { data } = await pinnedRead(client, request, (at) =>
+      client.call({ to: request.address, data: calldata, ...at, batch: false }),
+    );
     return decodeFunctionResult({
       abi: request.abi,
       functionName: request.functionName,

@@ -7,6 +7,7 @@ import {
   type PublicClient,
   type ReadContractReturnType,
 } from "viem";
+import type { BlockAt } from "./block-pin.ts";
 import { readView } from "./view-read.ts";
 
 /**
@@ -23,19 +24,20 @@ export class ViewMemo {
     const abi extends Abi,
     functionName extends ContractFunctionName<abi, "view" | "pure">,
     const args extends ContractFunctionArgs<abi, "view" | "pure", functionName>,
-  >(request: {
-    address: Address;
-    abi: abi;
-    functionName: functionName;
-    args: args;
-    blockNumber: bigint;
-  }): Promise<ReadContractReturnType<abi, functionName, args>> {
+  >(
+    request: {
+      address: Address;
+      abi: abi;
+      functionName: functionName;
+      args: args;
+    } & BlockAt,
+  ): Promise<ReadContractReturnType<abi, functionName, args>> {
     const data = encodeFunctionData({
       abi: request.abi,
       functionName: request.functionName,
       args: request.args,
     } as never);
-    const key = `${request.address.toLowerCase()}@${request.blockNumber}:${data}`;
+    const key = `${request.address.toLowerCase()}@${request.blockNumber}/${request.blockHash}:${data}`;
     let call = this.calls.get(key);
     if (!call) {
       call = readView(this.client, request);

@@ -6,11 +6,14 @@ import type {
   PublicClient,
   ReadContractReturnType,
 } from "viem";
+import { type BlockAt, pinnedRead } from "./block-pin.ts";
 import { readError } from "./call-failure.ts";
 
 /**
- * A view call at a block through the client's multicall batching. A contract that refuses throws
- * ReadReverted naming the call; node and network failures propagate unchanged for the retry layer.
+ * A view call at a block through the client's multicall batching, by the block's hash when it has
+ * one (block-pin.ts): calls at the same block still fold into one multicall. A contract that
+ * refuses throws ReadReverted naming the call; node and network failures propagate unchanged for
+ * the retry layer.
  */
 export async function readView<
   const abi extends Abi,
@@ -23,15 +26,21 @@ export async function readView<
     abi: abi;
     functionName: functionName;
     args: args;
-    blockNumber: bigint;
-  },
+  } & BlockAt,
 ): Promise<ReadContractReturnType<abi, functionName, args>> {
+  const { address, abi, functionName, args } = request;
+  const contract = { address, abi, functionName, args };
   try {
-    return (await client.readContract(request as never)) as ReadContractReturnType<
-      abi,
-      functionName,
-      args
-    >;
+    // viem's readContract leaves multicall batching out for a block hash; its multicall keeps it.
+    // The casts: viem types a generic ABI's call parameters only once the ABI is narrowed.
+    const result = await pinnedRead(client, request, (at) =>
+      "blockHash" in at
+        ? client
+            .multicall({ contracts: [contract], allowFailure: false, ...at } as never)
+            .then((results) => (results as unknown[])[0])
+        : client.readContract({ ...contract, ...at } as never),
+    );
+    return result as ReadContractReturnType<abi, functionName, args>;
   } catch (error) {
     // viem types a function's args as `unknown` until the ABI narrows it; they are a tuple.
     throw readError(error, { ...request, args: request.args as readonly unknown[] });

@@ -1,10 +1,12 @@
 import type { Block, Hex, PublicClient } from "viem";
 import type { CitizenRow, CitizenStakeRow, StakerEventRow } from "../../db/schema.ts";
 import { isCitizenAsset } from "../../lib/vocabulary.ts";
+import type { BlockAt } from "../chain/block-pin.ts";
 import { type CitizenKey, readCitizens } from "../chain/citizen-reads.ts";
 import type { StakerContracts } from "../chain/contracts.ts";
 import { readHandFlag } from "../chain/hand-flag.ts";
 import { fetchStakerLogs, type LogRangeGovernor, type StakerLog } from "../chain/logs.ts";
+import { checkNoStakerLogMissing } from "../chain/missing-logs.ts";
 import { readStakes, tryReadStakes } from "../chain/stake-reads.ts";
 import { ViewMemo } from "../chain/view-memo.ts";
 import { citizenRowOf } from "../project/citizen-row.ts";
@@ -35,14 +37,15 @@ export interface FetchRequest {
   from: bigint;
   to: bigint;
   /**
-   * Above the finality boundary: read every header, check that each links to the one before
-   * and that every log belongs to them, and keep every hash (a reorg finds its fork point).
+   * Above the finality boundary: check that each header links to the one before and that every
+   * log belongs to them, and keep every hash (a reorg finds its fork point).
    */
   dense?: boolean;
 }
 
 /**
  * Everything a block range adds to the tables, fetched in one straight line: headers, logs,
+ * a check that the answer left out no block's logs (missing-logs.ts, from every header's bloom),
  * the reads they need, rows built by pure functions, and the last header read again. If that
  * header changed, the chain moved during the fetch and nothing is returned.
  */
@@ -52,10 +55,11 @@ export async function fetchRange(
 ): Promise<RangeWrite> {
   const { client, contracts } = deps;
   const { from, to } = request;
-  const headers = await readHeaders(client, request.dense ? range(from, to) : [from, to]);
+  const headers = await readHeaders(client, range(from, to));
   const first = headers.get(from)!;
   const last = headers.get(to)!;
   const logs = await fetchStakerLogs(deps.logClient, contracts.staker, from, to, deps.governor);
+  await checkNoStakerLogMissing(client, contracts.staker, headers.values(), logs);
 
   const blockHashes = new Map<bigint, string>();
   if (from > 0n) blockHashes.set(from - 1n, first.parentHash.toLowerCase());
@@ -72,8 +76,18 @@ export async function fetchRange(
   const events = logs.map((log) => toEventRow(log, contracts));
   const stakeEvents = events.filter(isCitizenStake);
   const contexts = stakeContexts(stakeEvents, events, to);
-  const { citizens, read, readFailures } = await citizensOf(deps, stakeEvents, to);
-  const stakes = await stakeFacts(deps, { stakeEvents, contexts, citizens, headers, logs });
+  const { citizens, read, readFailures } = await citizensOf(deps, stakeEvents, {
+    blockNumber: to,
+    blockHash: last.hash!,
+  });
+  const stakes = await stakeFacts(deps, {
+    stakeEvents,
+    contexts,
+    citizens,
+    headers,
+    logs,
+    blockHashes,
+  });
 
   const again = await client.getBlock({ blockNumber: to });
   if (again.hash !== last.hash) throw new ReorgDetected(`block ${to} changed during the fetch`);
@@ -116,7 +130,7 @@ const keyOf = (season: number, citizenId: bigint) => `${season}:${citizenId}`;
 async function citizensOf(
   deps: RangeIndexerDeps,
   stakeEvents: StakerEventRow[],
-  blockNumber: bigint,
+  block: Required<BlockAt>,
 ): Promise<{
   citizens: Map<string, CitizenRow>;
   /** The citizens read now: the others are in the tables already. */
@@ -136,11 +150,11 @@ async function citizensOf(
   const readFailures: RangeWrite["readFailures"] = [];
   // A citizen's components never change, so any block after its mint will do.
   const readings = await deps.citizenReads.read(missing, (keys) =>
-    readCitizens(deps.client, deps.contracts, keys, blockNumber),
+    readCitizens(deps.client, deps.contracts, keys, block),
   );
   const read: CitizenRow[] = [];
   for (const reading of readings) {
-    const { row, failure } = citizenRowOf(reading, blockNumber);
+    const { row, failure } = citizenRowOf(reading, block.blockNumber);
     found.set(keyOf(row.season, row.citizenId), row);
     read.push(row);
     if (failure) readFailures.push(failure);
@@ -152,7 +166,8 @@ async function citizensOf(
  * The citizen_stakes rows of the chunk's stakes. The stakes are first read where the fewest
  * blocks answer for all of them (mostly the chunk's last block, all in the same few
  * multicalls); a stake those reads prove (stake-proof.ts) takes them, and only the rest are
- * read at their own blocks, as before.
+ * read at their own blocks, as before. Every read names its block by the hash the fetch saw
+ * (the log's own for a stake's block), so no node can answer it from another block's state.
  */
 async function stakeFacts(
   deps: RangeIndexerDeps,
@@ -162,6 +177,7 @@ async function stakeFacts(
     citizens: Map<string, CitizenRow>;
     headers: Map<bigint, Block>;
     logs: StakerLog[];
+    blockHashes: Map<bigint, string>;
   },
 ): Promise<CitizenStakeRow[]> {
   const memo = new ViewMemo(deps.client);
@@ -178,20 +194,18 @@ async function stakeFacts(
     staker: event.account as Hex,
     componentVaultId: citizen.componentVaultId ?? 0n,
     blockNumber,
+    blockHash: chunk.blockHashes.get(blockNumber) as Hex,
   });
   const readLater = stakes.filter((stake) => stake.readBlock !== undefined);
-  const [laterReads, blockTimes] = await Promise.all([
-    tryReadStakes(
-      memo,
-      deps.contracts,
-      readLater.map((stake) => stakeAt(stake, stake.readBlock!)),
-    ),
-    blockTimesOf(
-      deps.client,
-      readLater.map((stake) => stake.event),
-      chunk,
-    ),
-  ]);
+  const laterReads = await tryReadStakes(
+    memo,
+    deps.contracts,
+    readLater.map((stake) => stakeAt(stake, stake.readBlock!)),
+  );
+  const blockTimes = blockTimesOf(
+    readLater.map((stake) => stake.event),
+    chunk,
+  );
   const laterReadOf = new Map(readLater.map((stake, i) => [stake, laterReads[i]]));
   const proofs = stakes.map((stake) =>
     proveStake({
@@ -238,26 +252,20 @@ async function stakeFacts(
 
 /**
  * The timestamps of the blocks holding these stakes: from their logs (newer nodes send each
- * log's block time) or the headers the fetch already has; the others read (cheap, and batched),
- * each checked to be the block the stake's log came from.
+ * log's block time) or the headers the fetch read, each checked to be the block the stake's log
+ * came from.
  */
-async function blockTimesOf(
-  client: PublicClient,
+function blockTimesOf(
   stakes: StakerEventRow[],
   known: { headers: Map<bigint, Block>; logs: StakerLog[] },
-): Promise<Map<bigint, bigint>> {
+): Map<bigint, bigint> {
   const times = new Map<bigint, bigint>();
-  for (const [number, header] of known.headers) times.set(number, header.timestamp);
   for (const log of known.logs) {
     if (log.blockTimestamp !== undefined) times.set(log.blockNumber, log.blockTimestamp);
   }
-  const missing = stakes.filter((stake) => !times.has(stake.blockNumber));
-  const read = await readHeaders(
-    client,
-    missing.map((stake) => stake.blockNumber),
-  );
-  for (const stake of missing) {
-    const header = read.get(stake.blockNumber)!;
+  for (const stake of stakes) {
+    if (times.has(stake.blockNumber)) continue;
+    const header = known.headers.get(stake.blockNumber)!;
     if (header.hash!.toLowerCase() !== stake.blockHash) {
       throw new ReorgDetected(`block ${stake.blockNumber} changed during the fetch`);
     }

@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import { readChainTip } from "../chain/finality.ts";
+import { StakerLogsMissing } from "../chain/missing-logs.ts";
 import { RangeStale, resolveLinkConflict, rollBackOrphans } from "../reorg/divergence.ts";
 import { CheckpointMoved, LinkConflict } from "../store/index.ts";
 import { fetchRange, type RangeIndexerDeps, ReorgDetected } from "./fetch-range.ts";
@@ -67,9 +68,16 @@ export async function followTick(deps: FollowDeps, settings: FollowSettings) {
     const more = result.indexedBlock < head;
     return { action: "indexed" as const, events: write.events.length, more, ...result };
   } catch (error) {
-    // The chain moved during the tick, or another follower got there first: the next tick
-    // starts from what is stored and what the chain now says.
-    if (error instanceof ReorgDetected || error instanceof CheckpointMoved) {
+    // The chain moved during the tick, the node's answer left out logs, or another follower got
+    // there first: the next tick starts from what is stored and what the chain now says.
+    if (
+      error instanceof ReorgDetected ||
+      error instanceof StakerLogsMissing ||
+      error instanceof CheckpointMoved
+    ) {
+      // A node that keeps leaving logs out holds the follower here: the operator must see why.
+      if (error instanceof StakerLogsMissing)
+        deps.log.warn({ err: error.message }, "an eth_getLogs answer left out staker logs");
       return { action: "retry" as const };
     }
     if (error instanceof LinkConflict) {

@@ -34,6 +34,7 @@ import { s1CitizenAbi } from "../../indexer/chain/token-abis.ts";
 import { readUnbatched } from "../../indexer/chain/unbatched-read.ts";
 import { readView } from "../../indexer/chain/view-read.ts";
 import { metadataOf } from "../../indexer/project/citizen-row.ts";
+import { startLyingNode } from "../support/lying-node.ts";
 import { type RpcErrorAnswer, startRpcFaultProxy } from "../support/rpc-fault-proxy.ts";
 
 class CallDidNotFail extends Error {
@@ -389,6 +390,57 @@ describe("the chain layer's reads throw ReadReverted naming the call", () => {
     );
     expect(error).toBeInstanceOf(ReadReverted);
     expect((error as ReadReverted).functionName).toBe("getClass");
+  });
+});
+
+describe("reads named by block hash throw the same ReadReverted", () => {
+  test("readView, readUnbatched and readCitizens at the block's hash", async () => {
+    const lying = startLyingNode(node.rpcUrl);
+    try {
+      const client = createChainClient(lying.url);
+      const at = {
+        blockNumber: block,
+        blockHash: (await chain.getBlock({ blockNumber: block })).hash,
+      };
+      const getClass = await failureOf(
+        readView(client, {
+          address: deployment.addresses.identity,
+          abi: fixtureIdentityAbi,
+          functionName: "getClass",
+          args: [REVERTING_IDENTITY],
+          ...at,
+        }),
+      );
+      expect(getClass).toBeInstanceOf(ReadReverted);
+      expect((getClass as ReadReverted).reason).toBe("Identity: class unavailable");
+      const tokenUri = await failureOf(
+        readUnbatched(client, {
+          address: deployment.addresses.s1Citizen,
+          abi: s1CitizenAbi,
+          functionName: "tokenURI",
+          args: [s1CitizenWith(Fault.REVERT_REASON)],
+          ...at,
+        }),
+      );
+      expect((tokenUri as ReadReverted).reason).toBe("CitizenMetadata: metadata unavailable");
+      const rows = await readCitizens(
+        client,
+        deployment.addresses,
+        [
+          { season: 1, citizenId: s1CitizenWith(Fault.NORMAL) },
+          { season: 2, citizenId: S2_REVERTING_CITIZEN },
+        ],
+        at,
+      );
+      expect(rows.map((row) => metadataOf(row.tokenUri).name)).toEqual([
+        `Citizen #${s1CitizenWith(Fault.NORMAL)}`,
+        undefined,
+      ]);
+      expect(lying.counts.byHash).toBeGreaterThan(0);
+      expect(lying.counts.byNumber).toBe(0);
+    } finally {
+      lying.stop();
+    }
   });
 });
 

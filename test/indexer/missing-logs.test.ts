@@ -1,0 +1,125 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import postgres from "postgres";
+import { type Address, getAddress, parseEventLogs } from "viem";
+import { mainnetStakerAbi } from "../../contracts/generated/MainnetStaker.ts";
+import { mayHoldStakerLogs } from "../../indexer/chain/log-bloom.ts";
+import { STAKER_EVENTS } from "../../indexer/chain/staker-log-decoder.ts";
+import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
+import { indexDevnet, startTestIndexer, type TestIndexer } from "../support/indexer.ts";
+import { startLyingNode } from "../support/lying-node.ts";
+
+describe("a getLogs answer that leaves out one block's staker logs", () => {
+  let devnet: ScenarioDevnet;
+  let stakerLogs: ReturnType<typeof parseEventLogs<typeof mainnetStakerAbi>>;
+  const harnesses: TestIndexer[] = [];
+  const nodes: ReturnType<typeof startLyingNode>[] = [];
+
+  beforeAll(async () => {
+    devnet = await startScenarioDevnet({ events: 300, seed: "missing-logs" });
+    const raw = await devnet.client.getLogs({
+      address: devnet.deployment.addresses.staker,
+      fromBlock: devnet.deployment.deployBlock,
+    });
+    stakerLogs = parseEventLogs({ abi: mainnetStakerAbi, logs: raw });
+  });
+
+  afterAll(async () => {
+    for (const harness of harnesses) await harness.cleanup();
+    for (const node of nodes) node.stop();
+    await devnet?.stop();
+  });
+
+  /** The last block holding a citizen Stake: the one whose logs the node leaves out. */
+  const lastCitizenStakeBlock = () => {
+    const { s1Citizen, s2Citizen } = devnet.deployment.addresses;
+    const citizens = new Set([getAddress(s1Citizen), getAddress(s2Citizen)]);
+    const stakes = stakerLogs.filter(
+      (log) => log.eventName === "Stake" && citizens.has(getAddress(log.args.asset)),
+    );
+    return stakes.at(-1)!.blockNumber;
+  };
+
+  /** Every wallet that ever staked, from the chain: a stake the tables lack is a mismatch. */
+  const chainStakers = () =>
+    [
+      ...new Set(
+        stakerLogs.flatMap((log) =>
+          log.eventName === "Stake" ? [log.args.staker.toLowerCase()] : [],
+        ),
+      ),
+    ].sort();
+
+  const eventsStoredAt = async (harness: TestIndexer, block: bigint) => {
+    const sql = postgres(harness.database.url, { max: 1, onnotice: () => {} });
+    try {
+      const [row] =
+        await sql`select count(*)::int as n from staker_events where block_number = ${block.toString()}`;
+      return row!.n as number;
+    } finally {
+      await sql.end({ timeout: 5 });
+    }
+  };
+
+  const lyingNode = () => {
+    const node = startLyingNode(devnet.node.rpcUrl);
+    nodes.push(node);
+    return node;
+  };
+
+  test("anvil's header blooms admit every block's staker logs and turn most other blocks away", async () => {
+    const { staker } = devnet.deployment.addresses;
+    const head = await devnet.client.getBlockNumber();
+    const followed = new Set<string>(STAKER_EVENTS);
+    const withLogs = new Set(
+      stakerLogs.filter((log) => followed.has(log.eventName)).map((log) => log.blockNumber),
+    );
+    const nowhere: Address = "0x000000000000000000000000000000000000dEaD";
+    let turnedAway = 0;
+    for (let n = devnet.deployment.deployBlock; n <= head; n++) {
+      const { logsBloom } = await devnet.client.getBlock({ blockNumber: n });
+      if (withLogs.has(n)) expect(mayHoldStakerLogs(logsBloom, staker)).toBe(true);
+      else if (!mayHoldStakerLogs(logsBloom, staker)) turnedAway++;
+      expect(mayHoldStakerLogs(logsBloom, nowhere)).toBe(false);
+    }
+    expect(turnedAway).toBeGreaterThan(0);
+  });
+
+  test("on the chunk path, the stake is indexed anyway", async () => {
+    const node = lyingNode();
+    const block = lastCitizenStakeBlock();
+    node.dropLogsOnce(block);
+    const harness = await indexDevnet(devnet, {
+      label: "missing-logs-chunks",
+      rpcUrl: node.url,
+      options: { chunkSize: 20 },
+    });
+    harnesses.push(harness);
+    expect(node.counts.droppedLogs).toBeGreaterThan(0);
+    expect(await eventsStoredAt(harness, block)).toBe(
+      stakerLogs.filter((log) => log.blockNumber === block).length,
+    );
+    expect(await harness.mismatches(chainStakers())).toEqual([]);
+  });
+
+  test("on the follower's block-by-block path, the stake is indexed anyway", async () => {
+    const node = lyingNode();
+    const block = lastCitizenStakeBlock();
+    node.dropLogsOnce(block);
+    const harness = await startTestIndexer({
+      label: "missing-logs-follow",
+      rpcUrl: node.url,
+      staker: devnet.deployment.addresses.staker,
+      // Every block above the finality boundary: the follower reads them all block by block.
+      options: { finalityDepth: 100_000, followIntervalMs: 50 },
+    });
+    harnesses.push(harness);
+    await harness.indexer.ensureCheckpoint(devnet.deployment.deployBlock);
+    await harness.indexer.start({ follow: true });
+    await harness.waitForHead();
+    expect(node.counts.droppedLogs).toBeGreaterThan(0);
+    expect(await eventsStoredAt(harness, block)).toBe(
+      stakerLogs.filter((log) => log.blockNumber === block).length,
+    );
+    expect(await harness.mismatches(chainStakers())).toEqual([]);
+  });
+});

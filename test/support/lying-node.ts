@@ -1,0 +1,139 @@
+/**
+ * A JSON-RPC proxy that answers wrongly the way a provider's load balancer can, each lie chosen
+ * by the test: an eth_getLogs answer that leaves out one block's logs (a node behind that block,
+ * a branch that flipped away and back), and eth_calls at a block number answered from another
+ * block's state (a node still building the block, a node at another height). It only rewrites
+ * what it is told to, and counts what it saw, so a test can tell a lie was told and how the
+ * indexer named its blocks.
+ */
+
+/** A JSON-RPC error object, as a node puts it in its answer. */
+export type RpcErrorAnswer = { code: number; message: string };
+
+type RpcCall = { jsonrpc: "2.0"; id: number; method: string; params?: unknown[] };
+type RpcAnswer = { jsonrpc: "2.0"; id: number; result?: unknown; error?: RpcErrorAnswer };
+type RpcLog = { blockNumber: string };
+
+/** Where an eth_call or eth_getCode names its block, by position in the params. */
+const BLOCK_PARAM: Record<string, number> = { eth_call: 1, eth_getCode: 1 };
+
+export function startLyingNode(upstream: string) {
+  /** Blocks whose logs the next eth_getLogs range answer holding them leaves out, once each. */
+  const dropOnce = new Set<bigint>();
+  let callShift: "next-block" | "latest" | undefined;
+  let refuseBlockHash: { error: RpcErrorAnswer; left: number } | undefined;
+  let ignoreBlockHash = false;
+  const counts = {
+    droppedLogs: 0,
+    /** eth_calls and eth_getCodes by how they named their block. */
+    byNumber: 0,
+    byHash: 0,
+    byTag: 0,
+    /** Reads answered from another block's state than the one they named. */
+    shiftedReads: 0,
+    refusedBlockHashes: 0,
+  };
+
+  const send = async (calls: RpcCall[]): Promise<RpcAnswer[]> => {
+    if (calls.length === 0) return [];
+    const response = await fetch(upstream, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(calls),
+    });
+    return (await response.json()) as RpcAnswer[];
+  };
+
+  /** The call as forwarded, or the error the node is made to answer with. */
+  const rewrite = (call: RpcCall): RpcCall | RpcErrorAnswer => {
+    const at = BLOCK_PARAM[call.method];
+    if (at === undefined || !call.params) return call;
+    const block = call.params[at];
+    if (typeof block === "object" && block !== null) {
+      counts.byHash++;
+      if (refuseBlockHash && refuseBlockHash.left-- > 0) {
+        counts.refusedBlockHashes++;
+        return refuseBlockHash.error;
+      }
+      if (!ignoreBlockHash) return call;
+      counts.shiftedReads++;
+      const params = [...call.params];
+      params[at] = "latest";
+      return { ...call, params };
+    }
+    if (typeof block !== "string" || !block.startsWith("0x")) {
+      counts.byTag++;
+      return call;
+    }
+    counts.byNumber++;
+    if (callShift === undefined || call.method !== "eth_call") return call;
+    counts.shiftedReads++;
+    const params = [...call.params];
+    params[at] = callShift === "latest" ? "latest" : `0x${(BigInt(block) + 1n).toString(16)}`;
+    return { ...call, params };
+  };
+
+  const dropLogs = (call: RpcCall, answer: RpcAnswer): RpcAnswer => {
+    const filter = call.params?.[0] as { fromBlock?: string } | undefined;
+    // Only range queries lie: a query by block hash is the indexer asking that block again.
+    if (call.method !== "eth_getLogs" || !filter?.fromBlock || !Array.isArray(answer.result)) {
+      return answer;
+    }
+    const logs = answer.result as RpcLog[];
+    const kept = logs.filter((log) => !dropOnce.has(BigInt(log.blockNumber)));
+    if (kept.length === logs.length) return answer;
+    for (const log of logs) dropOnce.delete(BigInt(log.blockNumber));
+    counts.droppedLogs += logs.length - kept.length;
+    return { ...answer, result: kept };
+  };
+
+  const answer = async (calls: RpcCall[]): Promise<RpcAnswer[]> => {
+    const rewritten = calls.map(rewrite);
+    const forwarded = calls
+      .map((call, i) => ({ call, sent: rewritten[i]! }))
+      .filter((each): each is { call: RpcCall; sent: RpcCall } => "method" in each.sent);
+    const answers = await send(forwarded.map((each) => each.sent));
+    const byId = new Map(answers.map((each) => [each.id, each]));
+    return calls.map((call, i) => {
+      const sent = rewritten[i]!;
+      if (!("method" in sent)) return { jsonrpc: "2.0", id: call.id, error: sent };
+      return dropLogs(call, byId.get(call.id)!);
+    });
+  };
+
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    idleTimeout: 0,
+    async fetch(request) {
+      const parsed = (await request.json()) as RpcCall | RpcCall[];
+      const answers = await answer([parsed].flat());
+      return Response.json(Array.isArray(parsed) ? answers : answers[0]);
+    },
+  });
+
+  return {
+    url: `http://127.0.0.1:${server.port}`,
+    counts,
+    /** The next eth_getLogs range answer holding `block`'s logs leaves them all out. */
+    dropLogsOnce(block: bigint) {
+      dropOnce.add(block);
+    },
+    /** eth_calls at a block number are answered at the next block's number, or at `latest`. */
+    shiftCallsByNumber(shift: "next-block" | "latest" | undefined) {
+      callShift = shift;
+    },
+    /**
+     * The next `times` eth_calls and eth_getCodes naming their block by hash get this error: as a
+     * node without EIP-1898 (invalid params), or one that lacks the block (resource not found).
+     */
+    refuseBlockHashes(error: RpcErrorAnswer, times = Number.POSITIVE_INFINITY) {
+      refuseBlockHash = { error, left: times };
+    },
+    /** eth_calls and eth_getCodes naming their block by hash are answered at `latest`. */
+    ignoreBlockHashes() {
+      ignoreBlockHash = true;
+    },
+    stop: () => server.stop(true),
+  };
+}
