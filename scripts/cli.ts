@@ -1,6 +1,10 @@
 #!/usr/bin/env bun
-/** The operator's command line: migrate, backfill, follow, reindex, status, verify, board, tokens. */
+/**
+ * The operator's command line: migrate, backfill, follow, reindex, status, verify, board, tokens,
+ * and the API (`api`), so one compiled binary runs the whole system.
+ */
 import { Command, CommanderError, InvalidArgumentError } from "commander";
+import { runApi } from "../api/server.ts";
 import { createDatabase, type Database } from "../db/client.ts";
 import { ensureDatabase, runMigrations } from "../db/migrate.ts";
 import { createToken, listTokens, revokeToken } from "../db/tokens.ts";
@@ -483,6 +487,12 @@ program
     "let operators retry failed jobs (every other change, such as clean, remove, promote or pause, stays refused)",
   )
   .action(async (options: { port: number; allowRetries?: boolean }) => {
+    // bull-board finds its page's 570 files in node_modules at run time, which the binary lacks.
+    if (Bun.isStandaloneExecutable) {
+      throw new Refused(
+        "board is not in the compiled binary: run `bun scripts/cli.ts board` from a source checkout",
+      );
+    }
     const { boardUser: user, boardPassword: password } = config.api;
     if (!user || !password) {
       throw new ConfigError(
@@ -513,6 +523,27 @@ program
       },
       { log },
     );
+  });
+
+program
+  .command("api")
+  .description("serve the read API on HOST:PORT (what `bun api/main.ts` runs)")
+  .option("--migrate", "create the database if needed and apply the migrations first")
+  .action((options: { migrate?: boolean }) => runApi({ migrate: options.migrate === true }));
+
+program
+  .command("healthcheck")
+  .description(
+    "exit 0 when the API on this host answers /healthz (a container's HEALTHCHECK: no curl needed)",
+  )
+  .action(async () => {
+    const url = `http://127.0.0.1:${config.api.port}/healthz`;
+    const response = await fetch(url, { signal: AbortSignal.timeout(2_000) }).catch(
+      (error: Error) => {
+        throw new Unreachable(`${url}: ${error.message}`);
+      },
+    );
+    if (response.status !== 200) throw new Unreachable(`${url}: HTTP ${response.status}`);
   });
 
 /** Runs `work` with a one-connection database handle, closed afterwards. */
