@@ -8,14 +8,10 @@ import { runApi } from "../api/server.ts";
 import { createDatabase, type Database } from "../db/client.ts";
 import { ensureDatabase, runMigrations } from "../db/migrate.ts";
 import { createToken, listTokens, revokeToken } from "../db/tokens.ts";
-import {
-  BackfillLeavesGap,
-  ChainMismatch,
-  createIndexer,
-  type Indexer,
-  RangeAboveFinality,
-} from "../indexer/indexer.ts";
+import { ChainMismatch } from "../indexer/chain/chain-id.ts";
+import { createIndexer, type Indexer } from "../indexer/indexer.ts";
 import { createQueues, enqueueRange, redisConnection } from "../indexer/jobs/queues.ts";
+import { BackfillLeavesGap, RangeAboveFinality } from "../indexer/roles/backfill-queue.ts";
 import { createIndexerStore } from "../indexer/store/index.ts";
 import { checkRange } from "../lib/block-range.ts";
 import { ConfigError, config } from "../lib/config.ts";

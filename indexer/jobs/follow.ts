@@ -21,7 +21,7 @@ export class ChunkJobsParked extends Error {
   override name = "ChunkJobsParked";
 }
 
-type FollowDeps = RangeIndexerDeps & { queues: Queues; log: Logger };
+export type FollowDeps = RangeIndexerDeps & { queues: Queues; log: Logger };
 
 /**
  * One step of following the head, in the finality split: blocks at or below the finality

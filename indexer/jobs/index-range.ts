@@ -11,7 +11,7 @@ export interface IndexRangeRequest {
   replace?: boolean;
 }
 
-type ChunkDeps = RangeIndexerDeps & { log: Logger; finalityDepth?: number };
+export type ChunkDeps = RangeIndexerDeps & { log: Logger; finalityDepth?: number };
 
 /** A chunk job: fetches a block range and commits it. */
 export async function indexRange(deps: ChunkDeps, request: IndexRangeRequest) {

@@ -102,3 +102,17 @@ export async function enqueueRange(
   }
   return ranges.length;
 }
+
+/**
+ * For commands that only look (status): the queues write nothing to Redis. BullMQ otherwise
+ * writes each queue's meta key when it connects, creating keys under any prefix it is given.
+ */
+export function readOnlyQueues(
+  connection: ReturnType<typeof redisConnection>,
+  prefix: string,
+): Queues {
+  const settings = { connection, prefix, skipMetasUpdate: true };
+  const chunks = new Queue<ChunkJobData>(QUEUE.chunks, settings);
+  const follow = new Queue(QUEUE.follow, settings);
+  return { chunks, follow, close: () => Promise.all([chunks.close(), follow.close()]) };
+}

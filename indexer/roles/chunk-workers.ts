@@ -1,0 +1,90 @@
+/**
+ * The chunk workers: BullMQ workers that take chunk jobs (a block range each) and index them
+ * with `indexRange`. Takes its dependencies, so it can be built alone; any number of processes
+ * run them against one queue.
+ */
+import { type Job, Worker } from "bullmq";
+import type { Redis } from "ioredis";
+import type { Logger } from "pino";
+import { errorSummary } from "../../lib/log.ts";
+import { type ChunkDeps, indexRange } from "../jobs/index-range.ts";
+import { type ChunkJobData, MAX_STALLED_COUNT, QUEUE } from "../jobs/queues.ts";
+import { markUnrecoverable } from "../jobs/reconcile.ts";
+import { type HealthRecords, isFatal } from "./health.ts";
+
+export interface ChunkWorkersDeps {
+  deps: ChunkDeps;
+  health: HealthRecords;
+  redis: Redis;
+  queuePrefix: string;
+  concurrency: number;
+  /** A killed worker's chunk returns to the queue about this long after it died. */
+  jobLockMs?: number;
+  log: Logger;
+}
+
+export function createChunkWorkers({
+  deps,
+  health,
+  redis,
+  queuePrefix,
+  concurrency,
+  jobLockMs,
+  log,
+}: ChunkWorkersDeps) {
+  let worker: Worker<ChunkJobData> | undefined;
+
+  async function processChunk(job: Job<ChunkJobData>) {
+    const from = BigInt(job.data.from);
+    const to = BigInt(job.data.to);
+    const started = performance.now();
+    try {
+      const result = await indexRange(deps, { from, to, replace: job.data.replace });
+      await health.succeeded("chunks", started, result);
+      log.info(
+        {
+          job: job.id,
+          from: job.data.from,
+          to: job.data.to,
+          events: result.events,
+          indexedBlock: result.indexedBlock.toString(),
+          ms: Math.round(performance.now() - started),
+        },
+        "chunk indexed",
+      );
+      return { events: result.events };
+    } catch (error) {
+      // The mark is what parks the chunk; without it the reconciler would queue it again.
+      if (isFatal(error)) await markUnrecoverable(job, errorSummary(error)).catch(() => {});
+      return health.failed("chunks", error, started);
+    }
+  }
+
+  return {
+    /** Starts taking chunk jobs; returns the worker (for the caller's Redis outage reports). */
+    start(): Worker<ChunkJobData> {
+      worker = new Worker<ChunkJobData>(QUEUE.chunks, processChunk, {
+        connection: redis,
+        prefix: queuePrefix,
+        concurrency,
+        lockDuration: jobLockMs ?? 30_000,
+        stalledInterval: jobLockMs ?? 30_000,
+        maxStalledCount: MAX_STALLED_COUNT,
+      });
+      const name = worker.name;
+      worker.on("failed", (job, error) => {
+        if (health.outage()) return;
+        log.warn({ job: job?.id, queue: name, err: error.message }, "job failed");
+      });
+      return worker;
+    },
+
+    /** Whether `start` ran (the process took work). */
+    started: () => worker !== undefined,
+
+    /** Stops taking jobs and lets running ones finish. */
+    async close() {
+      await worker?.close();
+    },
+  };
+}

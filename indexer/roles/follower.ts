@@ -1,0 +1,159 @@
+/**
+ * The follower: a BullMQ job scheduler queues a follow tick every interval (and, with RPC_WS_URL,
+ * one per new head), and one worker per process runs them (`followTick`). Takes its
+ * dependencies, so it can be built alone.
+ */
+import { Worker } from "bullmq";
+import type { Redis } from "ioredis";
+import type { Logger } from "pino";
+import { createPublicClient, webSocket } from "viem";
+import { isConnectionFailure } from "../../lib/connection-checks.ts";
+import { errorSummary } from "../../lib/log.ts";
+import { isTransientRpcFailure } from "../../lib/rpc-failures.ts";
+import { type FollowDeps, type FollowSettings, followTick } from "../jobs/follow.ts";
+import { FOLLOW_SCHEDULER_ID, QUEUE } from "../jobs/queues.ts";
+import { type HealthRecords, isFatal } from "./health.ts";
+
+/**
+ * How often the follower puts its scheduler back. A Redis that lost its keys loses the
+ * scheduled ticks with them, and a follower blind for long lets a shallow reorg sink below the
+ * finality depth before it is seen (then only an operator can recover): a second at most.
+ */
+const FOLLOW_SCHEDULER_REFRESH_MS = 1_000;
+
+export interface FollowerDeps {
+  deps: FollowDeps;
+  settings: FollowSettings;
+  health: HealthRecords;
+  redis: Redis;
+  queuePrefix: string;
+  intervalMs: number;
+  /** The node's WebSocket endpoint: new heads trigger a follow tick the moment they arrive. */
+  wsUrl?: string;
+  log: Logger;
+}
+
+export function createFollower({
+  deps,
+  settings,
+  health,
+  redis,
+  queuePrefix,
+  intervalMs,
+  wsUrl,
+  log,
+}: FollowerDeps) {
+  const { queues } = deps;
+  let worker: Worker | undefined;
+  let timer: ReturnType<typeof setInterval> | undefined;
+  let stopWatchingHeads: (() => Promise<void>) | undefined;
+  /** The follower's last failure, logged once until it changes or the follower recovers. */
+  let followFailure: string | undefined;
+
+  async function processFollow() {
+    const started = performance.now();
+    try {
+      const result = await followTick(deps, settings);
+      await health.succeeded("follow", started, {
+        events: result.action === "indexed" ? result.events : 0,
+      });
+      if (result.action === "indexed" && result.more)
+        await queueTick(`next-${result.indexedBlock}`);
+      if (followFailure !== undefined) {
+        log.info({ after: followFailure }, "the follower recovered");
+        followFailure = undefined;
+      }
+      if (result.action === "indexed" && result.events > 0) {
+        log.info(
+          { indexedBlock: result.indexedBlock.toString(), events: result.events },
+          "followed the head",
+        );
+      }
+      return { action: result.action };
+    } catch (error) {
+      const summary = errorSummary(error);
+      const outage = isConnectionFailure(error) || isTransientRpcFailure(error);
+      if (summary !== followFailure && !outage) {
+        followFailure = summary;
+        log.warn({ err: summary, fatal: isFatal(error) }, "the follower is failing");
+      }
+      return health.failed("follow", error, started);
+    }
+  }
+
+  /** A follow tick now, besides the scheduled ones; the id makes it once across processes. */
+  const queueTick = (jobId: string) =>
+    queues.follow.add("tick", {}, { jobId, removeOnComplete: true, removeOnFail: 50 });
+
+  /**
+   * Subscribes to new heads (eth_subscribe over WebSocket) and queues a follow tick for each at
+   * once, instead of waiting for the next scheduled one. The job id names the block, so the
+   * follower processes on every host queue it once; the scheduled ticks stay as the fallback
+   * (a dropped socket, an HTTP-only node).
+   */
+  function watchHeads(url: string) {
+    const heads = createPublicClient({ transport: webSocket(url, { reconnect: true }) });
+    let socketFailure: string | undefined;
+    // On a WebSocket transport viem subscribes to newHeads rather than polling.
+    const unwatch = heads.watchBlockNumber({
+      onBlockNumber: (blockNumber) => {
+        socketFailure = undefined;
+        queueTick(`head-${blockNumber}`).catch((error) =>
+          log.warn({ err: errorSummary(error) }, "could not queue a head tick"),
+        );
+      },
+      onError: (error) => {
+        const summary = errorSummary(error);
+        if (summary === socketFailure) return;
+        socketFailure = summary;
+        log.warn({ err: summary }, "new-head subscription failed (RPC_WS_URL); polling meanwhile");
+      },
+    });
+    return async () => {
+      unwatch();
+      const socket = await heads.transport.getRpcClient().catch(() => undefined);
+      socket?.close();
+    };
+  }
+
+  /** Idempotent: re-run periodically so a Redis that lost its data gets the scheduler back. */
+  async function ensureFollowScheduler() {
+    await queues.follow.upsertJobScheduler(
+      FOLLOW_SCHEDULER_ID,
+      { every: intervalMs },
+      { name: "tick", opts: { removeOnComplete: true, removeOnFail: 50 } },
+    );
+  }
+
+  return {
+    /**
+     * Puts the scheduler in place (and keeps it there), watches new heads and starts the
+     * follow worker; returns the worker (for the caller's Redis outage reports).
+     */
+    async start(): Promise<Worker> {
+      await ensureFollowScheduler();
+      if (wsUrl) stopWatchingHeads = watchHeads(wsUrl);
+      timer = setInterval(() => {
+        ensureFollowScheduler().catch((error) =>
+          log.warn({ err: errorSummary(error) }, "could not refresh the follow scheduler"),
+        );
+      }, FOLLOW_SCHEDULER_REFRESH_MS);
+      // A failing follower fails every tick: processFollow logs each failure once instead.
+      worker = new Worker(QUEUE.follow, processFollow, {
+        connection: redis,
+        prefix: queuePrefix,
+        concurrency: 1,
+      });
+      return worker;
+    },
+
+    /** Stops the scheduler refresh (at once, before any await) and the head watch, then the worker. */
+    async close() {
+      clearInterval(timer);
+      timer = undefined;
+      await stopWatchingHeads?.();
+      stopWatchingHeads = undefined;
+      await worker?.close();
+    },
+  };
+}

@@ -1,0 +1,78 @@
+/**
+ * The health records: how each job of a role ended, written where `status` and /readyz see it,
+ * counted in the metrics, and outages of Postgres and the node reported once each instead of
+ * once per failing job. Takes its dependencies, so it can be built alone.
+ */
+import { UnrecoverableError } from "bullmq";
+import type { Logger } from "pino";
+import { isConnectionFailure } from "../../lib/connection-checks.ts";
+import { errorSummary } from "../../lib/log.ts";
+import { createOutageReporter } from "../../lib/outages.ts";
+import { isTransientRpcFailure } from "../../lib/rpc-failures.ts";
+import { ReadReverted } from "../chain/call-failure.ts";
+import { ChainMismatch } from "../chain/chain-id.ts";
+import { LogRangeTooLarge } from "../chain/logs.ts";
+import { ChunkJobsParked } from "../jobs/follow.ts";
+import type { IndexerMetrics } from "../metrics.ts";
+import { ReorgTooDeep } from "../reorg/fork-point.ts";
+import { CheckpointMismatch, type IndexerRole, type IndexerStore } from "../store/index.ts";
+
+/** Errors no retry can fix: the job fails at once and says why. */
+const FATAL = [
+  CheckpointMismatch,
+  ReorgTooDeep,
+  ChainMismatch,
+  ReadReverted,
+  LogRangeTooLarge,
+  ChunkJobsParked,
+];
+export const isFatal = (error: unknown) => FATAL.some((kind) => error instanceof kind);
+
+export interface HealthRecordsDeps {
+  store: IndexerStore;
+  metrics: IndexerMetrics;
+  log: Logger;
+}
+
+export function createHealthRecords({ store, metrics, log }: HealthRecordsDeps) {
+  // Jobs fail on every query while Postgres is away: one warning per outage, not one per job.
+  const databaseOutages = createOutageReporter("DATABASE_URL", log);
+  // Likewise while the node resets, times out or answers 5xx or 429; the jobs retry meanwhile.
+  const rpcOutages = createOutageReporter("RPC_URL", log, isTransientRpcFailure);
+
+  return {
+    /** A job of `role` succeeded: its health is ok again and any outage it outlived is over. */
+    async succeeded(role: IndexerRole, started: number, result: { events?: number }) {
+      await store.recordHealth(role, { ok: true });
+      databaseOutages.recovered();
+      rpcOutages.recovered();
+      metrics.jobFinished(role, (performance.now() - started) / 1000, result);
+    },
+
+    /**
+     * Records the failure where `status` and /readyz see it, then fails the job: fatal errors
+     * stop its retries, the rest retry with the job's backoff.
+     */
+    async failed(role: IndexerRole, error: unknown, started: number): Promise<never> {
+      const summary = errorSummary(error);
+      if (isConnectionFailure(error)) databaseOutages.error(error);
+      if (isTransientRpcFailure(error)) rpcOutages.error(error);
+      metrics.jobFinished(role, (performance.now() - started) / 1000, {
+        error: true,
+        fatal: isFatal(error),
+      });
+      await store
+        .recordHealth(role, { ok: false, error: summary, fatal: isFatal(error) })
+        .catch(() => {});
+      if (isFatal(error)) throw new UnrecoverableError(summary);
+      const retryable = new Error(summary);
+      retryable.name = error instanceof Error ? error.name : "Error";
+      throw retryable;
+    },
+
+    /** Whether Postgres or the node is away (a failed job then needs no line of its own). */
+    outage: () => databaseOutages.down() || rpcOutages.down(),
+  };
+}
+
+export type HealthRecords = ReturnType<typeof createHealthRecords>;
