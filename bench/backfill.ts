@@ -31,6 +31,17 @@ import { fetchRange } from "../indexer/jobs/fetch-range.ts";
 import { createScratchDatabase } from "../scratch/database.ts";
 import { createScratchRedisPrefix } from "../scratch/redis.ts";
 import type { BenchAnvil } from "./support/anvil-process.ts";
+import type {
+  BestLimitRun,
+  CountedRun,
+  LimitRun,
+  NodeProbe,
+  PhasesRun,
+  RealRun,
+  RpcFigures,
+  RpcPath,
+  SizeRun,
+} from "./support/backfill-runs.ts";
 import { ratiosOf, runTable, summarize, summaryTable, TARGETS } from "./support/backfill-tables.ts";
 import { numberList, readFlags, runMain, wholeNumber } from "./support/flags.ts";
 import { type Child, coresBetween, cpuByRole, peakRssOf, spawnBun } from "./support/processes.ts";
@@ -121,7 +132,7 @@ async function measureLimit(
   node: BenchAnvil,
   rpcUrl: string,
   chunkSize: number,
-) {
+): Promise<LimitRun> {
   const database = await createScratchDatabase("bench_limit");
   const sql = postgres(database.url, { max: 1, onnotice: () => {} });
   try {
@@ -185,7 +196,7 @@ async function measureLimits<Path extends string>(
   chunkSize: number,
   rounds: number,
 ) {
-  const best: Partial<Record<Path, LimitRun & { roundsEventsPerSecond: number[] }>> = {};
+  const best: Partial<Record<Path, BestLimitRun>> = {};
   for (let round = 0; round < rounds; round++) {
     for (const [path, url] of Object.entries(paths) as [Path, string | undefined][]) {
       if (url === undefined) continue;
@@ -203,7 +214,11 @@ async function measureLimits<Path extends string>(
  * The node's own cost of one view call at the head and at old blocks, sequentially: the real
  * backfill reads at its chunks' last blocks (and some stakes at their own), all old blocks.
  */
-async function probeHistoricalCalls(scenario: CachedScenario, rpcUrl: string, calls: number) {
+async function probeHistoricalCalls(
+  scenario: CachedScenario,
+  rpcUrl: string,
+  calls: number,
+): Promise<NodeProbe> {
   const data = encodeFunctionData({
     abi: stakerAbi,
     functionName: "vaultCreditMultiplier",
@@ -243,7 +258,11 @@ async function probeHistoricalCalls(scenario: CachedScenario, rpcUrl: string, ca
  * transaction: inserts, checkpoint, staked_citizens rebuild). Says which half the real run
  * waits on.
  */
-async function measurePhases(scenario: CachedScenario, node: BenchAnvil, chunkSize: number) {
+async function measurePhases(
+  scenario: CachedScenario,
+  node: BenchAnvil,
+  chunkSize: number,
+): Promise<PhasesRun> {
   const database = await createScratchDatabase("bench_phases");
   const redis = createScratchRedisPrefix("bench_phases");
   const indexer = await createIndexer({
@@ -314,15 +333,13 @@ async function chunkTimes(children: Child[]): Promise<ChunkLine[]> {
   return lines;
 }
 
-export type RpcPath = "direct" | "counting" | "latency";
-
 function pathOf(proxy: RpcProxy | undefined): RpcPath {
   if (!proxy) return "direct";
   return proxy.delayMs > 0 ? "latency" : "counting";
 }
 
 /** What the workers asked the node during one backfill, against what it indexed. */
-function rpcFigures(tally: RpcTally, events: number, citizenStakes: number) {
+function rpcFigures(tally: RpcTally, events: number, citizenStakes: number): RpcFigures {
   const per = (count: number, of: number) => (of > 0 ? round(count / of, 4) : null);
   return {
     ...tally,
@@ -339,7 +356,7 @@ async function measureReal(
   /** The workers' way to the node: a proxy, or none (straight to the node, nothing counted). */
   proxy: RpcProxy | undefined,
   settings: { workers: number; concurrency: number; chunkSize: number; cpuProfile: boolean },
-) {
+): Promise<RealRun> {
   const path = pathOf(proxy);
   const label = `bench_backfill_w${settings.workers}_${path}`;
   const database = await createScratchDatabase(label);
@@ -477,16 +494,10 @@ async function measureReal(
   }
 }
 
-export type RealRun = Awaited<ReturnType<typeof measureReal>>;
-/** A run whose calls went through a proxy and were counted. */
-export type CountedRun = RealRun & { rpc: NonNullable<RealRun["rpc"]> };
-
 function counted(run: RealRun): CountedRun {
   if (!run.rpc) throw new RunNotCounted(`the ${run.path} run went to the node without a proxy`);
   return run as CountedRun;
 }
-
-export type LimitRun = Awaited<ReturnType<typeof measureLimit>>;
 
 type SizeSettings = {
   seed: string;
@@ -503,7 +514,7 @@ type SizeSettings = {
 };
 
 /** Every measurement on one scenario size, against one loaded node. */
-async function measureSize(settings: SizeSettings) {
+async function measureSize(settings: SizeSettings): Promise<SizeRun> {
   const spec = {
     seed: settings.seed,
     events: settings.events,
@@ -531,7 +542,7 @@ async function measureSize(settings: SizeSettings) {
     log(
       `eth_call: ${nodeProbe.msPerCallAtHead} ms at the head, ${nodeProbe.msPerCallAtHeadMinusOne} ms one block back, ${nodeProbe.msPerCallAtMiddleBlock} ms at block ${nodeProbe.middleBlock}`,
     );
-    let phases: Awaited<ReturnType<typeof measurePhases>> | undefined;
+    let phases: PhasesRun | undefined;
     if (settings.phases) {
       log("phases: the backfill chunk by chunk in this process, fetch and write timed apart");
       phases = await measurePhases(scenario, node, chunkSize);
@@ -609,8 +620,6 @@ async function measureSize(settings: SizeSettings) {
     await node.stop();
   }
 }
-
-export type SizeRun = Awaited<ReturnType<typeof measureSize>>;
 
 async function main() {
   const flags = readFlags({

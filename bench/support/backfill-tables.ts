@@ -3,7 +3,7 @@
  * one summary with the sizes side by side, and the flat ratios of the JSON report. Targets are
  * printed with a verdict, never asserted.
  */
-import type { CountedRun, RealRun, SizeRun } from "../backfill.ts";
+import type { CountedRun, RealRun, SizeRun } from "./backfill-runs.ts";
 import { round, table } from "./report.ts";
 
 export const TARGETS = {
