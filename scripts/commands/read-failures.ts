@@ -1,0 +1,47 @@
+import type { Command } from "commander";
+import { config } from "../../lib/config.ts";
+import { resolveChainSettings } from "../../ops/chain-settings.ts";
+import { openIndexer } from "./support/open-indexer.ts";
+import { checkServices } from "./support/services.ts";
+
+/** Adds `citizen-staking read-failures` to `program`; its description is its help text. */
+export function addReadFailuresCommand(program: Command): void {
+  program
+    .command("read-failures")
+    .description(
+      "citizens whose metadata could not be read (served with the fallback name), and stakes whose Hand flag is inferred (the node had no trace API)",
+    )
+    .option(
+      "--retry",
+      "read their metadata again at the head, and the inferred Hand flags from the node's call traces, and keep what now reads",
+    )
+    .action(async (options: { retry?: boolean }) => {
+      const chain = await resolveChainSettings(config);
+      await checkServices({ database: "existing", redis: true, chain });
+      const indexer = await openIndexer(chain, { readOnly: !options.retry });
+      if (options.retry) {
+        const { fixed, still } = await indexer.retryReadFailures();
+        console.log(`read again: ${fixed} fixed, ${still} still failing`);
+        const hands = await indexer.settleInferredHandClaims();
+        console.log(
+          `Hand flags traced again: ${hands.settled} settled, ${hands.still} still inferred`,
+        );
+      }
+      const rows = await indexer.store.readFailures();
+      for (const row of rows) {
+        console.log(
+          `s${row.season} #${row.citizenId}\t${row.read}\tblock ${row.blockNumber}\t${row.reason}`,
+        );
+      }
+      const inferred = await indexer.store.inferredHandClaims();
+      for (const stake of inferred) {
+        console.log(
+          `s1 #${stake.citizenId}\thand flag\tblock ${stake.blockNumber}\tinferred (no call trace of ${stake.transactionHash}): vault.multiplier ${stake.vaultMultiplier} assumes no claim`,
+        );
+      }
+      if (rows.length === 0 && inferred.length === 0) {
+        console.error("no recorded read failures and no inferred Hand flags");
+      }
+      await indexer.close();
+    });
+}
