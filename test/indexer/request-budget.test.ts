@@ -36,7 +36,6 @@ describe("an RPC request budget", () => {
     // Enough calls that an unbudgeted backfill's bursts (4 jobs, batches of 32) would go over.
     expect(stats.calls).toBeGreaterThan(50);
     expect(stats.callsOverBudget).toBe(0);
-    expect(stats.peakCallsPerSecond).toBeLessThanOrEqual(25);
     expect(await harness.mismatches()).toEqual([]);
   }, 180_000);
 });
