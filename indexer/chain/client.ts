@@ -92,7 +92,10 @@ export function createChainClient(rpcUrl: string, options: ChainClientOptions = 
  * fetch, with each HTTP request waiting until the budget lets its calls leave, and a 429's
  * Retry-After holding back every call of the process. Calls are counted from the body's
  * `"method":` keys: a request carries only hex, addresses and tags besides them, and counting
- * them spares parsing multicall bodies of tens of kilobytes.
+ * them spares parsing multicall bodies of tens of kilobytes. The wait runs inside viem's
+ * per-request timeout: it stays short because jobs await their calls (4 jobs' batches of half
+ * a second of budget queue at once), but a budget far below what the jobs ask at once would
+ * turn the wait into timeouts and retries; `status` and the 429 count show it.
  */
 function budgeted(budget: RequestBudget) {
   return async (input: string | URL | Request, init?: RequestInit) => {
