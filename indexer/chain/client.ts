@@ -95,7 +95,7 @@ export function createChainClient(rpcUrl: string, options: ChainClientOptions = 
  * them spares parsing multicall bodies of tens of kilobytes. The wait runs inside viem's
  * per-request timeout: it stays short because jobs await their calls (4 jobs' batches of half
  * a second of budget queue at once), but a budget far below what the jobs ask at once would
- * turn the wait into timeouts and retries; `status` and the 429 count show it.
+ * turn the wait into timeouts and retries (citizen_staking_rpc_request_errors_total shows them).
  */
 function budgeted(budget: RequestBudget) {
   return async (input: string | URL | Request, init?: RequestInit) => {
