@@ -8,7 +8,7 @@ import { isPrunedState } from "../indexer/chain/pruned-state.ts";
 import { type Config, ConfigError } from "../lib/config.ts";
 import { checkRpc, Misconfigured, nodeFailure } from "../lib/connection-checks.ts";
 import { readDeploymentFile } from "../lib/devnet-file.ts";
-import { safeUrl } from "../lib/error-cause.ts";
+import { describeCause, safeUrl } from "../lib/error-cause.ts";
 
 export interface ChainSettings {
   rpcUrl: string;
@@ -128,10 +128,12 @@ async function checkArchiveState(client: PublicClient, settings: ChainSettings):
   const why =
     "an archive node is needed because the indexer reads the staker's views at the block of every stake, all the way back to the start block";
   let startBlock: bigint;
+  const node = `${settings.rpcSource} (${safeUrl(settings.rpcUrl, { keepPath: false })})`;
   try {
     startBlock = await settings.startBlock();
   } catch (error) {
-    if (!isPrunedState(error)) throw error;
+    if (!isPrunedState(error))
+      throw nodeFailure(`${node} finding the staker's deployment block`, error);
     throw new Misconfigured(
       `${settings.rpcSource} does not serve state at old blocks (finding the staker's deployment block failed): ${why}; set START_BLOCK or use an archive node (${describeCause(error)})`,
     );
@@ -144,7 +146,8 @@ async function checkArchiveState(client: PublicClient, settings: ChainSettings):
       blockNumber: startBlock,
     });
   } catch (error) {
-    if (!isPrunedState(error)) throw error;
+    if (!isPrunedState(error))
+      throw nodeFailure(`${node} S1_CITIZEN() at block ${startBlock}`, error);
     throw new Misconfigured(
       `${settings.rpcSource} does not serve state at block ${startBlock}: ${why} (the node said: ${describeCause(error)})`,
     );
