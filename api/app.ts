@@ -128,7 +128,7 @@ export function createApp({
     )
     .onStop(() => limiter.close())
     .use(accessLog(log))
-    .use(metricsModule({ db, cache }))
+    .use(metricsModule({ db, cache, chainHead }))
     .use(docsModule())
     .onError(async ({ code, error, request, set }) => {
       let problem = toProblem(code, error, request.method);
