@@ -60,6 +60,7 @@ const app = createApp({
   redis: connections.redis,
   chainHead,
   watchIndexedBlock: connections.watchIndexedBlock,
+  watchRevokedTokens: connections.watchRevokedTokens,
   log,
   settings: {
     rateLimitPerMinute: config.api.rateLimitPerMinute,

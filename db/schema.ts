@@ -270,6 +270,10 @@ export const apiTokens = pgTable("api_tokens", {
   tokenHash: text("token_hash").notNull().unique(),
   createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   revokedAt: timestamp("revoked_at", { withTimezone: true }),
+  /** Refused from this moment on, like a revoked token; never when null. */
+  expiresAt: timestamp("expires_at", { withTimezone: true }),
+  /** The last request that used it, to the minute: the API writes it at most once a minute. */
+  lastUsedAt: timestamp("last_used_at", { withTimezone: true }),
 });
 
 export type StakerEventRow = typeof stakerEvents.$inferInsert;
