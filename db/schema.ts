@@ -272,7 +272,7 @@ export const apiTokens = pgTable("api_tokens", {
   revokedAt: timestamp("revoked_at", { withTimezone: true }),
   /** Refused from this moment on, like a revoked token; never when null. */
   expiresAt: timestamp("expires_at", { withTimezone: true }),
-  /** The last request that used it, to the minute: the API writes it at most once a minute. */
+  /** The last request that used it, up to two minutes behind: written at most once a minute. */
   lastUsedAt: timestamp("last_used_at", { withTimezone: true }),
 });
 

@@ -532,7 +532,7 @@ token
           ? "expired"
           : "active";
       const expires = row.expiresAt ? `expires ${row.expiresAt.toISOString()}` : "never expires";
-      // Written at most once a minute (see the API's token usage), so it is to the minute.
+      // Written at most once a minute, in batches (api/modules/auth/usage.ts): up to 2 min behind.
       const used = row.lastUsedAt ? `last used ${row.lastUsedAt.toISOString()}` : "never used";
       console.log(
         `${row.id}\t${row.label}\tcreated ${row.createdAt.toISOString()}\t${state}\t${expires}\t${used}`,

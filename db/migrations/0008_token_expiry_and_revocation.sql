@@ -1,7 +1,7 @@
 ALTER TABLE "api_tokens" ADD COLUMN "expires_at" timestamp with time zone;--> statement-breakpoint
 ALTER TABLE "api_tokens" ADD COLUMN "last_used_at" timestamp with time zone;--> statement-breakpoint
 COMMENT ON COLUMN "api_tokens"."expires_at" IS 'When the token stops working (token create --expires-in); null: never.';--> statement-breakpoint
-COMMENT ON COLUMN "api_tokens"."last_used_at" IS 'The last request that used the token, to the minute (the API writes it at most once a minute).';--> statement-breakpoint
+COMMENT ON COLUMN "api_tokens"."last_used_at" IS 'The last request that used the token, up to two minutes behind (the API writes it at most once a minute, in batches).';--> statement-breakpoint
 -- An open live stream checked its token when it started; a revocation must reach every API
 -- instance that holds one. Every instance LISTENs on this channel (api/connections.ts); the payload
 -- is the token's id. Sent on commit, so a rolled-back revocation ends nothing.
