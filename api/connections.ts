@@ -3,7 +3,7 @@ import IORedis from "ioredis";
 import { createDatabase } from "../db/client.ts";
 import { INDEXED_BLOCK_CHANNEL } from "./indexed-block.ts";
 
-/** The channel migration 0008's trigger notifies with a token's id when it is revoked. */
+/** The channel migration 0009's trigger notifies with a token's id when it is revoked. */
 const REVOKED_TOKEN_CHANNEL = "api_token_revoked";
 
 export interface ConnectionOptions {
@@ -42,7 +42,7 @@ export function openConnections({ databaseUrl, redisUrl, poolSize }: ConnectionO
       });
     },
     /**
-     * LISTENs for revoked tokens (migration 0008's trigger; the payload is the token's id). A
+     * LISTENs for revoked tokens (migration 0009's trigger; the payload is the token's id). A
      * (re)connect calls back with no id: a revocation may have been missed, so open streams
      * check their tokens again.
      */

@@ -173,6 +173,11 @@ export const stakedCitizens = pgTable(
     stakedBytes: uint256("staked_bytes").notNull(),
     bytesPoints: uint256("bytes_points").notNull(),
     totalPoints: uint256("total_points").notNull(),
+    /**
+     * S1 only: where the stake's Hand flag was learned (citizen_stakes.hand_claim_source);
+     * `inferred` means the served vault multiplier is an assumption (the API says so).
+     */
+    handClaimSource: handClaimSource("hand_claim_source"),
   },
   (t) => [
     primaryKey({ columns: [t.season, t.citizenId] }),
@@ -233,6 +238,10 @@ export const readFailures = pgTable(
     reason: text("reason").notNull(),
     blockNumber: blockNumber("block_number").notNull(),
     recordedAt: timestamp("recorded_at", { withTimezone: true }).notNull().defaultNow(),
+    /** Reads again that failed too since the failure was recorded (the metadata refresher's). */
+    attempts: integer("attempts").notNull().default(0),
+    /** When the metadata refresher reads it again: later after each failed attempt. */
+    retryAt: timestamp("retry_at", { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [primaryKey({ columns: [t.season, t.citizenId, t.read] })],
 );

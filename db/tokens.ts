@@ -61,7 +61,7 @@ export function listTokens(db: Database) {
 
 /**
  * Revokes a token at once: the API checks tokens on every request, and the trigger of migration
- * 0008 tells every API instance to end the token's open streams. False when no live token has
+ * 0009 tells every API instance to end the token's open streams. False when no live token has
  * that id.
  */
 export async function revokeToken(db: Database, id: number): Promise<boolean> {

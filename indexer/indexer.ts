@@ -1,31 +1,32 @@
 import { type Job, Queue, UnrecoverableError, Worker } from "bullmq";
-import { type Address, createPublicClient, webSocket } from "viem";
+import { type Address, createPublicClient, type Hex, webSocket } from "viem";
 import { createDatabase } from "../db/client.ts";
 import { isConnectionFailure } from "../lib/connection-checks.ts";
 import { errorSummary, logger } from "../lib/log.ts";
 import { createOutageReporter } from "../lib/outages.ts";
-import type { Season } from "../lib/vocabulary.ts";
+import { isTransientRpcFailure } from "../lib/rpc-failures.ts";
 import { ReadReverted } from "./chain/call-failure.ts";
-import { readTokenUris } from "./chain/citizen-reads.ts";
 import { createChainClient } from "./chain/client.ts";
 import { discoverContracts } from "./chain/contracts.ts";
 import { readChainTip } from "./chain/finality.ts";
+import { settleInferredHandFlag } from "./chain/hand-flag.ts";
 import { LogRangeGovernor, LogRangeTooLarge } from "./chain/logs.ts";
 import { CitizenReadCache } from "./jobs/citizen-read-cache.ts";
 import { ChunkJobsParked, followTick } from "./jobs/follow.ts";
 import { indexRange } from "./jobs/index-range.ts";
+import { createMetadataRefresher } from "./jobs/metadata-refresh.ts";
 import {
   type ChunkJobData,
   createQueues,
   enqueueRange,
   FOLLOW_SCHEDULER_ID,
+  MAX_STALLED_COUNT,
   QUEUE,
   type Queues,
   redisConnection,
 } from "./jobs/queues.ts";
-import { requeueLostRanges } from "./jobs/reconcile.ts";
+import { markUnrecoverable, requeueLostRanges } from "./jobs/reconcile.ts";
 import { createIndexerMetrics, type IndexerMetrics } from "./metrics.ts";
-import { metadataOf } from "./project/citizen-row.ts";
 import { ReorgTooDeep } from "./reorg/fork-point.ts";
 import {
   CheckpointMismatch,
@@ -53,6 +54,8 @@ export interface IndexerOptions {
   maxLogRange: number;
   /** A killed worker's chunk returns to the queue about this long after it died. */
   jobLockMs?: number;
+  /** Time between the follower's metadata refresh rounds (one page of tokenURIs); 0 is off. */
+  metadataRefreshIntervalMs?: number;
   /** Blocks a follow tick indexes itself before it hands the range to chunk jobs. */
   inlineBlocks?: number;
   rpcTimeoutMs?: number;
@@ -88,15 +91,13 @@ const FATAL = [
 const isFatal = (error: unknown) => FATAL.some((kind) => error instanceof kind);
 
 /** How often every process with workers looks for lost work (see requeueLostRanges). */
-const RECONCILE_INTERVAL_MS = 5_000;
+export const RECONCILE_INTERVAL_MS = 5_000;
 /**
  * How often the follower puts its scheduler back. A Redis that lost its keys loses the
  * scheduled ticks with them, and a follower blind for long lets a shallow reorg sink below the
  * finality depth before it is seen (then only an operator can recover): a second at most.
  */
 const FOLLOW_SCHEDULER_REFRESH_MS = 1_000;
-/** Citizens a metadata refresh reads and compares at a time. */
-const METADATA_REFRESH_PAGE = 1_000;
 /** How often a process with workers adds its RPC calls to rpc_calls (and once when it closes). */
 const RPC_REPORT_INTERVAL_MS = 5_000;
 
@@ -133,6 +134,8 @@ export async function createIndexer(options: IndexerOptions) {
   const redisOutages = createOutageReporter("REDIS_URL", log);
   // Jobs fail on every query while Postgres is away: one warning per outage, not one per job.
   const databaseOutages = createOutageReporter("DATABASE_URL", log);
+  // Likewise while the node resets, times out or answers 5xx or 429; the jobs retry meanwhile.
+  const rpcOutages = createOutageReporter("RPC_URL", log, isTransientRpcFailure);
   redisOutages.watch(queues.chunks, queues.follow);
   redis.on("ready", () => redisOutages.recovered());
   metrics.readAtScrape({
@@ -168,6 +171,15 @@ export async function createIndexer(options: IndexerOptions) {
     inlineBlocks: options.inlineBlocks ?? 64,
     finalityDepth,
   };
+  const metadata = createMetadataRefresher({
+    client,
+    contracts,
+    store,
+    redis,
+    queuePrefix: options.queuePrefix,
+    log: logger("metadata"),
+    intervalMs: options.metadataRefreshIntervalMs ?? 0,
+  });
   const workers: Worker[] = [];
   const timers: ReturnType<typeof setInterval>[] = [];
 
@@ -196,6 +208,7 @@ export async function createIndexer(options: IndexerOptions) {
   const fail = async (role: IndexerRole, error: unknown, started: number): Promise<never> => {
     const summary = errorSummary(error);
     if (isConnectionFailure(error)) databaseOutages.error(error);
+    if (isTransientRpcFailure(error)) rpcOutages.error(error);
     metrics.jobFinished(role, (performance.now() - started) / 1000, {
       error: true,
       fatal: isFatal(error),
@@ -217,6 +230,7 @@ export async function createIndexer(options: IndexerOptions) {
       const result = await indexRange(deps, { from, to, replace: job.data.replace });
       await store.recordHealth("chunks", { ok: true });
       databaseOutages.recovered();
+      rpcOutages.recovered();
       metrics.jobFinished("chunks", (performance.now() - started) / 1000, result);
       log.info(
         {
@@ -231,6 +245,8 @@ export async function createIndexer(options: IndexerOptions) {
       );
       return { events: result.events };
     } catch (error) {
+      // The mark is what parks the chunk; without it the reconciler would queue it again.
+      if (isFatal(error)) await markUnrecoverable(job, errorSummary(error)).catch(() => {});
       return fail("chunks", error, started);
     }
   }
@@ -244,6 +260,7 @@ export async function createIndexer(options: IndexerOptions) {
       const result = await followTick(deps, followSettings);
       await store.recordHealth("follow", { ok: true });
       databaseOutages.recovered();
+      rpcOutages.recovered();
       metrics.jobFinished("follow", (performance.now() - started) / 1000, {
         events: result.action === "indexed" ? result.events : 0,
       });
@@ -262,21 +279,13 @@ export async function createIndexer(options: IndexerOptions) {
       return { action: result.action };
     } catch (error) {
       const summary = errorSummary(error);
-      if (summary !== followFailure && !isConnectionFailure(error)) {
+      const outage = isConnectionFailure(error) || isTransientRpcFailure(error);
+      if (summary !== followFailure && !outage) {
         followFailure = summary;
         log.warn({ err: summary, fatal: isFatal(error) }, "the follower is failing");
       }
       return fail("follow", error, started);
     }
-  }
-
-  /** What these citizens' tokenURIs say at `block`, many to an eth_call. */
-  async function metadataAt(
-    citizens: readonly { season: number; citizenId: bigint }[],
-    block: bigint,
-  ) {
-    const keys = citizens.map(({ season, citizenId }) => ({ season: season as Season, citizenId }));
-    return (await readTokenUris(client, contracts, keys, block)).map(metadataOf);
   }
 
   let stopWatchingHeads: (() => Promise<void>) | undefined;
@@ -374,60 +383,33 @@ export async function createIndexer(options: IndexerOptions) {
      * Reads the metadata of every citizen with a recorded read failure again, at the head, and
      * keeps what now reads (the served name and image change with it).
      */
-    async retryReadFailures() {
-      const failures = await store.readFailures();
-      const head = await client.getBlockNumber();
-      const found = await metadataAt(failures, head);
-      const updates = failures.map(({ season, citizenId }, i) => {
-        const key = { season, citizenId };
-        const metadata = found[i]!;
-        return {
-          ...key,
-          name: metadata.name ?? null,
-          image: metadata.image ?? null,
-          ...(metadata.unreadable !== undefined && {
-            failure: { ...key, read: "tokenURI", reason: metadata.unreadable, blockNumber: head },
-          }),
-        };
-      });
-      await store.updateMetadata(updates);
-      const still = updates.filter((update) => update.failure).length;
-      return { fixed: updates.length - still, still };
+    retryReadFailures: () => metadata.retryFailures(),
+
+    /**
+     * Reads the Hand flag of every stake whose flag was inferred from the node's call trace,
+     * once the node offers one, and writes what the stake applied. `still` counts those the
+     * node still cannot trace.
+     */
+    async settleInferredHandClaims() {
+      const inferred = await store.inferredHandClaims();
+      let settled = 0;
+      for (const stake of inferred) {
+        const flag = await settleInferredHandFlag(client, contracts.staker, {
+          ...stake,
+          transactionHash: stake.transactionHash as Hex,
+        });
+        if (flag === undefined) break;
+        if (await store.settleHandClaim(stake, flag)) settled++;
+      }
+      return { settled, still: inferred.length - settled };
     },
 
     /**
      * Reads every citizen's metadata again at the head, many to an eth_call, and keeps what
-     * changed (the served name and image change with it; a recorded failure that now reads is
-     * cleared). A tokenURI that does not read at the head keeps what is stored: a citizen that
-     * left its contract (a migration burns the old token) may revert there while its history
-     * stays valid. Those are counted, not recorded.
+     * changed (a recorded failure that now reads is cleared); a tokenURI that does not read at
+     * the head keeps what is stored and is counted.
      */
-    async refreshMetadata(progress?: (done: number) => void) {
-      const head = await client.getBlockNumber();
-      const totals = { read: 0, changed: 0, unreadable: 0, block: head };
-      let after: { season: number; citizenId: bigint } | undefined;
-      for (;;) {
-        const stored = await store.storedMetadata(after, METADATA_REFRESH_PAGE);
-        if (stored.length === 0) return totals;
-        const found = await metadataAt(stored, head);
-        const updates = stored.flatMap((row, i) => {
-          const metadata = found[i]!;
-          if (metadata.unreadable !== undefined) {
-            totals.unreadable++;
-            return [];
-          }
-          const name = metadata.name ?? null;
-          const image = metadata.image ?? null;
-          const same = name === row.name && image === row.image && !row.failing;
-          return same ? [] : [{ season: row.season, citizenId: row.citizenId, name, image }];
-        });
-        await store.updateMetadata(updates);
-        totals.read += stored.length;
-        totals.changed += updates.length;
-        progress?.(totals.read);
-        after = stored.at(-1);
-      }
-    },
+    refreshMetadata: (progress?: (done: number) => void) => metadata.refreshAll(progress),
 
     /** Re-queues lost work once (what every worker process does every few seconds). */
     reconcile: () => requeueLostRanges(deps, options.chunkSize),
@@ -442,6 +424,7 @@ export async function createIndexer(options: IndexerOptions) {
           concurrency: options.concurrency,
           lockDuration: options.jobLockMs ?? 30_000,
           stalledInterval: options.jobLockMs ?? 30_000,
+          maxStalledCount: MAX_STALLED_COUNT,
         }),
       );
       timers.push(
@@ -477,12 +460,14 @@ export async function createIndexer(options: IndexerOptions) {
             concurrency: 1,
           }),
         );
+        await metadata.start();
+        redisOutages.watch(...metadata.watched());
       }
       for (const worker of workers) {
         // A failing follower fails every tick: processFollow logs each failure once instead.
         if (worker.name === QUEUE.chunks) {
           worker.on("failed", (job, error) => {
-            if (databaseOutages.down()) return;
+            if (databaseOutages.down() || rpcOutages.down()) return;
             log.warn({ job: job?.id, queue: worker.name, err: error.message }, "job failed");
           });
         }
@@ -495,7 +480,7 @@ export async function createIndexer(options: IndexerOptions) {
       for (const timer of timers.splice(0)) clearInterval(timer);
       await stopWatchingHeads?.();
       const hadWorkers = workers.length > 0;
-      await Promise.all(workers.map((worker) => worker.close()));
+      await Promise.all([...workers.map((worker) => worker.close()), metadata.close()]);
       if (hadWorkers) {
         await reportRpcCalls().catch((error) =>
           log.warn({ err: errorSummary(error) }, "could not record this process's RPC calls"),

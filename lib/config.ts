@@ -170,6 +170,11 @@ function load() {
        * its chunk back to the queue about this long after it died.
        */
       jobLockMs: integer("JOB_LOCK_MS", 30_000, 1_000),
+      /**
+       * How often the follower reads one page of citizens' tokenURIs again at the head (one
+       * batched eth_call of 50, recorded failures first), cycling through all; 0 turns it off.
+       */
+      metadataRefreshIntervalMs: integer("METADATA_REFRESH_INTERVAL_MS", 5_000, 0),
     },
     /**
      * How long a stopping process waits for its current jobs or requests before it exits

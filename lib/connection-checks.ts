@@ -9,10 +9,32 @@ import postgres from "postgres";
 import { createPublicClient, http } from "viem";
 import { causeCode, describeCause, safeUrl } from "./error-cause.ts";
 import { Refused, Unreachable } from "./fail.ts";
+import { httpStatusOf, isTransientRpcFailure } from "./rpc-failures.ts";
 
 /** The variable points at a service that answers but cannot be used as configured. */
 export class Misconfigured extends Refused {
   override name = "Misconfigured";
+}
+
+/**
+ * The node answered a start-up read with an error that waiting does not fix (a refused key, a
+ * method it does not serve) yet that proves nothing about the settings: exit 1, not waited for.
+ */
+export class RpcFailed extends Error {
+  override name = "RpcFailed";
+}
+
+/**
+ * A failed read of the node as a start-up check reports it: a failure that passes by itself
+ * (isTransientRpcFailure) is Unreachable, which long-running commands wait out; any other is
+ * RpcFailed. `where` names the setting and the read.
+ */
+export function nodeFailure(where: string, error: unknown): Unreachable | RpcFailed {
+  const status = httpStatusOf(error);
+  const cause = `${status === undefined ? "" : `HTTP ${status}: `}${describeCause(error)}`;
+  return isTransientRpcFailure(error)
+    ? new Unreachable(`${where}: the node does not answer, for now: ${cause}`)
+    : new RpcFailed(`${where}: ${cause}`);
 }
 
 /** Codes of a server that is not there (as opposed to one that answers "no"). */
@@ -121,8 +143,6 @@ export async function checkRpc(
   try {
     return await client.getChainId();
   } catch (error) {
-    throw new Unreachable(
-      `${source} (${safeUrl(url, { keepPath: false })}): the node does not answer: ${describeCause(error)}`,
-    );
+    throw nodeFailure(`${source} (${safeUrl(url, { keepPath: false })}) eth_chainId`, error);
   }
 }

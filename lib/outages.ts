@@ -22,8 +22,15 @@ export interface OutageReporter {
   down(): boolean;
 }
 
-/** `variable` names the setting an operator checks (REDIS_URL). */
-export function createOutageReporter(variable: string, log: Logger): OutageReporter {
+/**
+ * `variable` names the setting an operator checks (REDIS_URL). `isOutage` says which errors are
+ * the service being away (for the node: isTransientRpcFailure).
+ */
+export function createOutageReporter(
+  variable: string,
+  log: Logger,
+  isOutage: (error: unknown) => boolean = isConnectionFailure,
+): OutageReporter {
   let downSince: number | undefined;
   const reporter: OutageReporter = {
     watch(...sources) {
@@ -31,7 +38,7 @@ export function createOutageReporter(variable: string, log: Logger): OutageRepor
     },
     error(error) {
       if (downSince !== undefined) return;
-      if (!isConnectionFailure(error)) {
+      if (!isOutage(error)) {
         log.error({ variable, err: describeCause(error) }, `${variable}: unexpected error`);
         return;
       }

@@ -1,12 +1,13 @@
 import { existsSync } from "node:fs";
 import type { Address } from "viem";
 import { mainnetStakerAbi as stakerAbi } from "../contracts/generated/MainnetStaker.ts";
+import { classifyCallFailure } from "../indexer/chain/call-failure.ts";
 import { createChainClient } from "../indexer/chain/client.ts";
 import { findDeploymentBlock } from "../indexer/chain/deployment-block.ts";
 import { type Config, ConfigError } from "../lib/config.ts";
-import { checkRpc, Misconfigured } from "../lib/connection-checks.ts";
+import { checkRpc, Misconfigured, nodeFailure } from "../lib/connection-checks.ts";
 import { readDeploymentFile } from "../lib/devnet-file.ts";
-import { describeCause } from "../lib/error-cause.ts";
+import { safeUrl } from "../lib/error-cause.ts";
 
 export interface ChainSettings {
   rpcUrl: string;
@@ -79,7 +80,10 @@ export async function resolveChainSettings(config: Config): Promise<ChainSetting
 
 /**
  * Fails fast, naming the setting, when the node does not answer, serves another chain, or has
- * no staker at the address: otherwise the first read fails later as "returned no data".
+ * no staker at the address: otherwise the first read fails later as "returned no data". Only a
+ * definite answer is Misconfigured (exit 2): another chain id, no code at the address, a
+ * S1_CITIZEN() that reverts or returns nothing. A read that fails on the way (a reset, a timeout,
+ * a 5xx, a 429) is Unreachable, which `follow` and `worker` wait out.
  */
 export async function checkChainSettings(settings: ChainSettings): Promise<number> {
   const chainId = await checkRpc(settings.rpcUrl, { source: settings.rpcSource });
@@ -90,7 +94,10 @@ export async function checkChainSettings(settings: ChainSettings): Promise<numbe
   }
   const client = createChainClient(settings.rpcUrl, { retryCount: 0, timeoutMs: 5_000 });
   const where = `${settings.stakerSource} (${settings.staker})`;
-  const code = await client.getCode({ address: settings.staker });
+  const node = `${settings.rpcSource} (${safeUrl(settings.rpcUrl, { keepPath: false })})`;
+  const code = await client.getCode({ address: settings.staker }).catch((error: unknown) => {
+    throw nodeFailure(`${node} eth_getCode of ${where}`, error);
+  });
   if (code === undefined || code === "0x") {
     throw new Misconfigured(`${where}: no contract at this address on chain ${chainId}`);
   }
@@ -101,8 +108,10 @@ export async function checkChainSettings(settings: ChainSettings): Promise<numbe
       functionName: "S1_CITIZEN",
     });
   } catch (error) {
+    const failure = classifyCallFailure(error, stakerAbi);
+    if (!failure.reverted) throw nodeFailure(`${node} S1_CITIZEN() of ${where}`, error);
     throw new Misconfigured(
-      `${where}: not a NeoTokyoStaker on chain ${chainId} (S1_CITIZEN() failed: ${describeCause(error)})`,
+      `${where}: not a NeoTokyoStaker on chain ${chainId} (S1_CITIZEN() refused: ${failure.reason})`,
     );
   }
   return chainId;

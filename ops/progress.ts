@@ -1,6 +1,7 @@
 import { SingleBar } from "cli-progress";
 import type { Indexer } from "../indexer/indexer.ts";
 import { chunkJobId } from "../indexer/jobs/queues.ts";
+import { isParked } from "../indexer/jobs/reconcile.ts";
 import { splitRange } from "../indexer/store/ranges.ts";
 
 /** The backfill or reindex cannot finish: a chunk job failed with an error no retry fixes. */
@@ -93,7 +94,8 @@ export function reindexProgress(
     async checkStalled() {
       for (const chunk of chunks.filter((candidate) => !candidate.done)) {
         const job = await indexer.queues.chunks.getJob(chunk.id);
-        if (job && (await job.isFailed())) {
+        // A chunk failed any other way is retried by the reconciler (stalls, used-up retries).
+        if (job && (await job.isFailed()) && isParked(job)) {
           throw new BackfillStalled(
             `chunk job ${chunk.id} failed for good (${job.failedReason}); blocks ${chunk.from}..${chunk.to} keep what they held`,
           );

@@ -91,7 +91,7 @@ export function renderStatus(status: Status, settings: StatusSettings): string[]
   );
   line(
     "hand flags",
-    `${counts.inferredHandClaims} inferred (contract-wallet stakes; the node has no trace API)`,
+    `${counts.inferredHandClaims} inferred (contract-wallet stakes; the node has no trace API; settle with read-failures --retry once it has)`,
   );
   line("rpc calls", renderRpcCalls(counts));
   return lines;

@@ -16,10 +16,11 @@ import { createIndexerStore } from "../indexer/store/index.ts";
 import { checkRange } from "../lib/block-range.ts";
 import { ConfigError, config } from "../lib/config.ts";
 import { checkPostgres, checkRedis } from "../lib/connection-checks.ts";
-import { failAndExit, Refused, Unreachable } from "../lib/fail.ts";
+import { failAndExit, failureLine, Refused, Unreachable } from "../lib/fail.ts";
 import { logger } from "../lib/log.ts";
 import { listenForMetrics } from "../lib/metrics-server.ts";
 import { createOutageReporter } from "../lib/outages.ts";
+import { isTransientRpcFailure } from "../lib/rpc-failures.ts";
 import { closeOnSignal } from "../lib/shutdown.ts";
 import { startBoard } from "../ops/board.ts";
 import {
@@ -70,22 +71,32 @@ function rpcSummary(calls: Record<string, number>, events: number): string {
 }
 
 /**
- * For long-running processes: a service that cannot be reached yet (a restart, an outage) is
- * waited for, with one warning, as it would be once running; a refusal (wrong database, role,
- * staker) still stops the process at once.
+ * For long-running processes: a service that cannot be reached yet (a restart, an outage, a
+ * node resetting connections or answering 503) is waited for, with one warning, as it would be
+ * once running; a refusal (wrong database, role, staker, chain) still stops the process at once.
+ * Each step of a start-up goes through the same waiter, so one outage is one warning.
  */
-async function waitForServices(needs: Parameters<typeof checkServices>[0]): Promise<void> {
-  let warned = false;
-  for (;;) {
-    try {
-      return await checkServices(needs);
-    } catch (error) {
-      if (!(error instanceof Unreachable)) throw error;
-      if (!warned) log.warn({ err: error.message }, "waiting for a service to answer");
-      warned = true;
-      await Bun.sleep(1_000);
+function createStartupWaiter() {
+  let waitingSince: number | undefined;
+  return async function untilReachable<T>(step: () => Promise<T>): Promise<T> {
+    for (;;) {
+      try {
+        const result = await step();
+        if (waitingSince !== undefined) {
+          log.info({ waitedMs: Date.now() - waitingSince }, "every service answers again");
+          waitingSince = undefined;
+        }
+        return result;
+      } catch (error) {
+        if (!(error instanceof Unreachable) && !isTransientRpcFailure(error)) throw error;
+        if (waitingSince === undefined) {
+          log.warn({ err: failureLine(error) }, "waiting for a service to answer");
+          waitingSince = Date.now();
+        }
+        await Bun.sleep(1_000);
+      }
     }
-  }
+  };
 }
 
 /**
@@ -150,10 +161,15 @@ program
   .option("--no-migrate", "do not apply migrations on start")
   .action(async (options: { migrate: boolean }) => {
     const chain = await resolveChainSettings(config);
-    await waitForServices({ database: options.migrate ? "may-create" : "existing", chain });
+    const untilReachable = createStartupWaiter();
+    await untilReachable(() =>
+      checkServices({ database: options.migrate ? "may-create" : "existing", chain }),
+    );
     if (options.migrate) await migrate();
-    const indexer = await openIndexer(chain, { metrics: true });
-    const checkpoint = await indexer.ensureCheckpoint(await chain.startBlock());
+    const indexer = await untilReachable(() => openIndexer(chain, { metrics: true }));
+    const checkpoint = await untilReachable(async () =>
+      indexer.ensureCheckpoint(await chain.startBlock()),
+    );
     log.info(
       { indexedBlock: checkpoint.indexedBlock.toString(), staker: indexer.contracts.staker },
       "following",
@@ -167,8 +183,9 @@ program
   .description("run chunk workers only (add processes on more hosts to backfill faster)")
   .action(async () => {
     const chain = await resolveChainSettings(config);
-    await waitForServices({ database: "existing", chain });
-    const indexer = await openIndexer(chain, { metrics: true });
+    const untilReachable = createStartupWaiter();
+    await untilReachable(() => checkServices({ database: "existing", chain }));
+    const indexer = await untilReachable(() => openIndexer(chain, { metrics: true }));
     await indexer.start({ follow: false });
     closeOnSignal(indexer.close, { log });
     log.info(
@@ -341,8 +358,13 @@ program
 
 program
   .command("read-failures")
-  .description("citizens whose metadata could not be read (served with the fallback name)")
-  .option("--retry", "read their metadata again at the head and keep what now reads")
+  .description(
+    "citizens whose metadata could not be read (served with the fallback name), and stakes whose Hand flag is inferred (the node had no trace API)",
+  )
+  .option(
+    "--retry",
+    "read their metadata again at the head, and the inferred Hand flags from the node's call traces, and keep what now reads",
+  )
   .action(async (options: { retry?: boolean }) => {
     const chain = await resolveChainSettings(config);
     await checkServices({ database: "existing", redis: true, chain });
@@ -350,6 +372,10 @@ program
     if (options.retry) {
       const { fixed, still } = await indexer.retryReadFailures();
       console.log(`read again: ${fixed} fixed, ${still} still failing`);
+      const hands = await indexer.settleInferredHandClaims();
+      console.log(
+        `Hand flags traced again: ${hands.settled} settled, ${hands.still} still inferred`,
+      );
     }
     const rows = await indexer.store.readFailures();
     for (const row of rows) {
@@ -357,7 +383,15 @@ program
         `s${row.season} #${row.citizenId}\t${row.read}\tblock ${row.blockNumber}\t${row.reason}`,
       );
     }
-    if (rows.length === 0) console.error("no recorded read failures");
+    const inferred = await indexer.store.inferredHandClaims();
+    for (const stake of inferred) {
+      console.log(
+        `s1 #${stake.citizenId}\thand flag\tblock ${stake.blockNumber}\tinferred (no call trace of ${stake.transactionHash}): vault.multiplier ${stake.vaultMultiplier} assumes no claim`,
+      );
+    }
+    if (rows.length === 0 && inferred.length === 0) {
+      console.error("no recorded read failures and no inferred Hand flags");
+    }
     await indexer.close();
   });
 
@@ -382,38 +416,48 @@ program
 program
   .command("verify")
   .description(
-    "compare the tables with the staker's own views at the indexed block; exit 1 on any mismatch",
+    "compare the tables with the chain at the indexed block (the staker's views and the citizens' transfers into its escrow); exit 1 on any mismatch",
   )
-  .option("--sample <n>", "check a random sample of wallets instead of all", (value) => {
-    const n = Number(value);
-    if (!Number.isInteger(n) || n < 1)
-      throw new InvalidArgumentError("expected a positive whole number");
-    return n;
-  })
+  .option(
+    "--sample <n>",
+    "read the positions of a random sample of wallets instead of all",
+    (value) => {
+      const n = Number(value);
+      if (!Number.isInteger(n) || n < 1)
+        throw new InvalidArgumentError("expected a positive whole number");
+      return n;
+    },
+  )
   .action(async (options: { sample?: number }) => {
     const chain = await resolveChainSettings(config);
     await checkServices({ database: "existing", redis: true, chain });
     const indexer = await openIndexer(chain, { readOnly: true });
     const checkpoint = await indexer.store.checkpoint();
     if (!checkpoint) throw new ConfigError("nothing indexed yet");
-    let wallets = await citizenStakers(indexer.database.db);
-    if (options.sample && options.sample < wallets.length) {
-      wallets = wallets.sort(() => Math.random() - 0.5).slice(0, options.sample);
-    }
+    const wallets = options.sample
+      ? (await citizenStakers(indexer.database.db))
+          .sort(() => Math.random() - 0.5)
+          .slice(0, options.sample)
+      : undefined;
+    // Chain and tables at one block: the tables as they stood after it (staked_citizens_at),
+    // so what the follower indexes meanwhile is no false alarm.
     const mismatches = await verifyAgainstChain({
       client: indexer.client,
       db: indexer.database.db,
       contracts: indexer.contracts,
       at: checkpoint.indexedBlock,
       wallets,
+      asOf: true,
+      escrow: { from: await chain.startBlock(), maxLogRange: config.indexer.maxLogRange },
     });
     for (const m of mismatches) {
       console.log(
         `${m.wallet} s${m.season} #${m.citizenId} ${m.field}: tables ${m.tables}, chain ${m.chain}`,
       );
     }
+    const checked = wallets ? `${wallets.length} wallets` : "every wallet";
     console.log(
-      `verified ${wallets.length} wallets at block ${checkpoint.indexedBlock}: ${mismatches.length} mismatches`,
+      `verified ${checked} and the staker's escrow at block ${checkpoint.indexedBlock}: ${mismatches.length} mismatches`,
     );
     await indexer.close();
     process.exit(mismatches.length === 0 ? 0 : 1);

@@ -1,6 +1,7 @@
 import { type Address, decodeFunctionData, type Hex, type PublicClient } from "viem";
 import { mainnetStakerAbi as stakerAbi } from "../../contracts/generated/MainnetStaker.ts";
 import { readHandClaim, TraceUnavailable } from "./hand-trace.ts";
+import { readUnbatched } from "./unbatched-read.ts";
 
 /** What the stake call said about the Hand claim, and where that was read. */
 export interface HandFlagReading {
@@ -37,4 +38,44 @@ export async function readHandFlag(
     if (error instanceof TraceUnavailable) return { claim: false, source: "inferred" };
     throw error;
   }
+}
+
+/** An S1 stake whose Hand flag was inferred, as the store keeps it. */
+export interface InferredHandStake {
+  blockNumber: bigint;
+  transactionHash: Hex;
+  citizenId: bigint;
+  /** Which S1 stake of this citizen in its transaction (0-based, in log order). */
+  occurrence: number;
+  /** The multiplier served meanwhile: the vault's own (or 100), as with no claim. */
+  vaultMultiplier: bigint;
+}
+
+/**
+ * Settles an inferred Hand flag from the node's call trace, now that the node may offer one:
+ * the flag, and the vault multiplier the stake applied (vaultCreditMultiplier("?") as of the
+ * stake's block for a claim, else the one already stored). Undefined while the node still
+ * traces nothing.
+ */
+export async function settleInferredHandFlag(
+  client: PublicClient,
+  staker: Address,
+  stake: InferredHandStake,
+): Promise<{ claim: boolean; vaultMultiplier: bigint } | undefined> {
+  let claim: boolean;
+  try {
+    claim = await readHandClaim(client, { ...stake, staker });
+  } catch (error) {
+    if (error instanceof TraceUnavailable) return undefined;
+    throw error;
+  }
+  if (!claim) return { claim, vaultMultiplier: stake.vaultMultiplier };
+  const vaultMultiplier = await readUnbatched(client, {
+    address: staker,
+    abi: stakerAbi,
+    functionName: "vaultCreditMultiplier",
+    args: ["?"],
+    blockNumber: stake.blockNumber,
+  });
+  return { claim, vaultMultiplier };
 }

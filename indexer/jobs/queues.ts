@@ -18,6 +18,11 @@ export interface ChunkJobData {
   to: string;
   /** Operator reindex: replace what the range holds. */
   replace?: boolean;
+  /**
+   * The failure no retry fixes (UnrecoverableError from a fatal class), recorded by the worker
+   * as it fails the job: only a job whose last failure is this one is parked (see isParked).
+   */
+  unrecoverable?: string;
 }
 
 /** BullMQ forbids ":" in custom ids; these name the range so a duplicate add is a no-op. */
@@ -34,6 +39,12 @@ export const PENDING_STATES = [
   "waiting-children",
 ] as const;
 
+/**
+ * Retries of a chunk whose indexing threw. A transient failure (the node or Postgres away) is
+ * retried with backoff, 12 times over about half an hour; a chunk that used them up is queued
+ * again by the reconciler (requeueLostRanges), so an outage of any length ends in the chunk
+ * written. Only an error no retry can fix fails a chunk for good (UnrecoverableError).
+ */
 export const chunkJobOptions = {
   attempts: 12,
   backoff: { type: "exponential", delay: 500 },
@@ -41,6 +52,16 @@ export const chunkJobOptions = {
   // Failed chunks stay visible (status, bull-board) until the follower re-queues them.
   removeOnFail: false,
 } as const;
+
+/**
+ * Times a chunk whose worker died (kill -9, OOM, a drained node) goes straight back to the queue.
+ * A death is never the chunk's fault, and running a chunk twice is safe (its writes are keyed by
+ * chain identity), so a stall never parks a chunk. But a chunk that kills every worker that
+ * takes it (one too big for memory) must not hold all of them in a crash loop: after this many
+ * deaths in a row BullMQ fails it ("job stalled more than allowable limit"), the rest of the
+ * queue goes first, and the reconciler queues it again once nothing else is pending.
+ */
+export const MAX_STALLED_COUNT = 2;
 
 /** A Redis connection as BullMQ wants it for workers: commands wait for a reconnect instead of failing. */
 export function redisConnection(url: string): Redis {

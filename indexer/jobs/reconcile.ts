@@ -4,9 +4,23 @@ import type { IndexerStore } from "../store/index.ts";
 import { type BlockRange, subtractRanges } from "../store/ranges.ts";
 import { type ChunkJobData, enqueueRange, PENDING_STATES, type Queues } from "./queues.ts";
 
-/** A chunk job that failed with an error no retry fixes: it waits for an operator. */
+/**
+ * A chunk job whose last failure no retry fixes: it waits for an operator. Only the worker's own
+ * mark says so (markUnrecoverable). A job failed any other way (its worker died more often than
+ * maxStalledCount allows, its retries ran out during an outage) is queued again: BullMQ fails a
+ * stalled-out job with an UnrecoverableError of its own, attempts left or not, so neither the
+ * error's kind nor attemptsMade tells the two apart.
+ */
 export function isParked(job: Job<ChunkJobData>): boolean {
-  return job.attemptsMade < (job.opts.attempts ?? 1);
+  return job.data.unrecoverable !== undefined && job.data.unrecoverable === job.failedReason;
+}
+
+/**
+ * Records, before the job fails with `reason`, that no retry fixes it. Kept beside the reason:
+ * a later failure of another kind (after an operator's retry) no longer reads as parked.
+ */
+export async function markUnrecoverable(job: Job<ChunkJobData>, reason: string) {
+  await job.updateData({ ...job.data, unrecoverable: reason });
 }
 
 export interface Reconciled {
@@ -18,7 +32,8 @@ export interface Reconciled {
 
 /**
  * Scheduled blocks that are neither written nor queued are lost work: a Redis that lost its
- * state, or jobs that used up their retries (a long node outage). Once no chunk job is pending,
+ * state, jobs that used up their retries (a long node outage), or jobs whose workers died more
+ * often than MAX_STALLED_COUNT allows. Once no chunk job is pending,
  * they are queued again. Ranges of parked jobs are left alone: retrying them would only loop.
  * Every process that runs workers calls this, so a backfill never waits on work that is gone.
  */
@@ -28,11 +43,16 @@ export async function requeueLostRanges(
 ): Promise<Reconciled> {
   const none: Reconciled = { requeued: [], parked: [] };
   if ((await deps.queues.chunks.getJobCountByTypes(...PENDING_STATES)) > 0) return none;
+  const allFailed = (await deps.queues.chunks.getFailed()).filter(
+    (job): job is Job<ChunkJobData> => job !== undefined,
+  );
+  // A reindex's chunks are retried in place: their ids are what its progress waits on.
+  for (const job of allFailed) {
+    if (job.data.replace && !isParked(job)) await job.retry("failed", { resetAttemptsMade: true });
+  }
   const gaps = await deps.store.missingRanges();
   if (gaps.length === 0) return none;
-  const failed = (await deps.queues.chunks.getFailed()).filter(
-    (job): job is Job<ChunkJobData> => job !== undefined && !job.data.replace,
-  );
+  const failed = allFailed.filter((job) => !job.data.replace);
   const parked = failed.filter(isParked).map((job) => ({
     id: job.id ?? "",
     range: { from: BigInt(job.data.from), to: BigInt(job.data.to) },

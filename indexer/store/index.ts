@@ -118,6 +118,10 @@ export interface IndexerStore {
   updateMetadata(rows: MetadataUpdate[]): Promise<void>;
   /** Up to `limit` citizens' stored metadata in key order, after `after` (a metadata refresh). */
   storedMetadata(after: CitizenKeyRow | undefined, limit: number): Promise<StoredMetadata[]>;
+  /** Up to `limit` recorded tokenURI failures whose retry time has come, the longest due first. */
+  dueReadFailures(limit: number): Promise<DueReadFailure[]>;
+  /** A retry that failed again: the failure keeps its row, counted, and is tried again later. */
+  postponeReadFailures(rows: PostponedReadFailure[]): Promise<void>;
   /**
    * Rebuilds staked_citizens from the stored event log and reads alone (no RPC), in one
    * transaction: readers see the old rows until it commits, writers wait for it.
@@ -138,6 +142,26 @@ export interface IndexerStore {
   addRpcCalls(calls: Record<string, number>): Promise<void>;
   /** Keeps the finality boundary the follower saw (answers as of blocks below it are final). */
   recordFinalized(block: bigint): Promise<void>;
+  /** The S1 stakes whose Hand flag is inferred (the node had no trace API), oldest first. */
+  inferredHandClaims(): Promise<InferredHandClaim[]>;
+  /**
+   * Writes a Hand flag read from a trace over an inferred one, with the multiplier it applied,
+   * and re-projects the citizen (the data version moves). False when it is no longer inferred.
+   */
+  settleHandClaim(
+    stake: { blockNumber: bigint; logIndex: number },
+    settled: { claim: boolean; vaultMultiplier: bigint },
+  ): Promise<boolean>;
+}
+
+export interface InferredHandClaim {
+  blockNumber: bigint;
+  logIndex: number;
+  transactionHash: string;
+  citizenId: bigint;
+  /** How many S1 stakes of this citizen its transaction made before it. */
+  occurrence: number;
+  vaultMultiplier: bigint;
 }
 
 export interface Indexed {
@@ -162,6 +186,18 @@ export interface StoredMetadata {
   image: string | null;
   /** A read failure is recorded for the citizen's metadata. */
   failing: boolean;
+}
+
+export interface DueReadFailure extends StoredMetadata {
+  /** Retries that failed since the failure was recorded. */
+  attempts: number;
+}
+
+export interface PostponedReadFailure extends CitizenKeyRow {
+  reason: string;
+  blockNumber: bigint;
+  attempts: number;
+  retryAt: Date;
 }
 
 /** Health rows are written at most this often while all is well (a tick runs every 200 ms). */
@@ -516,13 +552,13 @@ export function createIndexerStore(db: Database): IndexerStore {
 
   async function updateMetadata(rows: MetadataUpdate[]) {
     if (rows.length === 0) return;
-    await db.transaction(async (tx) => {
+    // Under the writers' lock: a projection at a checkpoint read here must not land after a
+    // follower's write that moved it (the follower refreshes metadata while it indexes).
+    await locked(async (tx) => {
       for (const row of rows) {
         const key = (table: typeof citizens | typeof readFailures) =>
           and(eq(table.season, row.season), eq(table.citizenId, row.citizenId));
         await tx.update(citizens).set({ name: row.name, image: row.image }).where(key(citizens));
-        await recompute(tx, [row], (await checkpoint(tx))!.indexedBlock);
-        await markDataChanged(tx);
         if (row.failure) {
           await tx
             .insert(readFailures)
@@ -535,6 +571,8 @@ export function createIndexerStore(db: Database): IndexerStore {
           await tx.delete(readFailures).where(key(readFailures));
         }
       }
+      await recompute(tx, rows, (await checkpoint(tx))!.indexedBlock);
+      await markDataChanged(tx);
     });
   }
 
@@ -567,6 +605,52 @@ export function createIndexerStore(db: Database): IndexerStore {
     return rows.map(({ failure, ...row }) => ({ ...row, failing: failure !== null }));
   }
 
+  async function dueReadFailures(limit: number): Promise<DueReadFailure[]> {
+    const rows = await db
+      .select({
+        season: citizens.season,
+        citizenId: citizens.citizenId,
+        name: citizens.name,
+        image: citizens.image,
+        attempts: readFailures.attempts,
+      })
+      .from(readFailures)
+      .innerJoin(
+        citizens,
+        and(
+          eq(citizens.season, readFailures.season),
+          eq(citizens.citizenId, readFailures.citizenId),
+        ),
+      )
+      .where(and(eq(readFailures.read, "tokenURI"), lte(readFailures.retryAt, sql`now()`)))
+      .orderBy(asc(readFailures.retryAt))
+      .limit(limit);
+    return rows.map((row) => ({ ...row, failing: true }));
+  }
+
+  async function postponeReadFailures(rows: PostponedReadFailure[]) {
+    if (rows.length === 0) return;
+    await db.transaction(async (tx) => {
+      for (const row of rows) {
+        await tx
+          .update(readFailures)
+          .set({
+            reason: row.reason,
+            blockNumber: row.blockNumber,
+            attempts: row.attempts,
+            retryAt: row.retryAt,
+          })
+          .where(
+            and(
+              eq(readFailures.season, row.season),
+              eq(readFailures.citizenId, row.citizenId),
+              eq(readFailures.read, "tokenURI"),
+            ),
+          );
+      }
+    });
+  }
+
   async function reproject() {
     return locked(async (tx) => {
       const current = (await checkpoint(tx))!;
@@ -592,6 +676,64 @@ export function createIndexerStore(db: Database): IndexerStore {
       .update(indexerCheckpoints)
       .set({ finalizedBlock: block })
       .where(sql`coalesce(${indexerCheckpoints.finalizedBlock}, -1) < ${block}`);
+  }
+
+  async function inferredHandClaims(): Promise<InferredHandClaim[]> {
+    const earlier = sql`(
+      select count(*)::int from ${stakerEvents} e
+      where e.transaction_hash = ${stakerEvents.transactionHash}
+        and e.block_number = ${stakerEvents.blockNumber}
+        and e.event = 'Stake' and e.asset_type = 's1_citizen'
+        and e.citizen_id = ${stakerEvents.citizenId}
+        and e.log_index < ${stakerEvents.logIndex}
+    )`;
+    const rows = await db
+      .select({
+        blockNumber: citizenStakes.blockNumber,
+        logIndex: citizenStakes.logIndex,
+        transactionHash: stakerEvents.transactionHash,
+        citizenId: citizenStakes.citizenId,
+        occurrence: sql<number>`${earlier}`.mapWith(Number),
+        vaultMultiplier: citizenStakes.vaultMultiplier,
+      })
+      .from(citizenStakes)
+      .innerJoin(
+        stakerEvents,
+        and(
+          eq(stakerEvents.blockNumber, citizenStakes.blockNumber),
+          eq(stakerEvents.logIndex, citizenStakes.logIndex),
+        ),
+      )
+      .where(eq(citizenStakes.handClaimSource, "inferred"))
+      .orderBy(asc(citizenStakes.blockNumber), asc(citizenStakes.logIndex));
+    return rows.map((row) => ({ ...row, vaultMultiplier: row.vaultMultiplier ?? 0n }));
+  }
+
+  async function settleHandClaim(
+    stake: { blockNumber: bigint; logIndex: number },
+    settled: { claim: boolean; vaultMultiplier: bigint },
+  ): Promise<boolean> {
+    return locked(async (tx) => {
+      const updated = await tx
+        .update(citizenStakes)
+        .set({
+          handClaim: settled.claim,
+          handClaimSource: "trace",
+          vaultMultiplier: settled.vaultMultiplier,
+        })
+        .where(
+          and(
+            eq(citizenStakes.blockNumber, stake.blockNumber),
+            eq(citizenStakes.logIndex, stake.logIndex),
+            eq(citizenStakes.handClaimSource, "inferred"),
+          ),
+        )
+        .returning({ season: citizenStakes.season, citizenId: citizenStakes.citizenId });
+      if (updated.length === 0) return false;
+      await recompute(tx, updated, (await checkpoint(tx))!.indexedBlock);
+      await markDataChanged(tx);
+      return true;
+    });
   }
 
   async function counts() {
@@ -645,9 +787,13 @@ export function createIndexerStore(db: Database): IndexerStore {
     readFailures: () => db.select().from(readFailures),
     updateMetadata,
     storedMetadata,
+    dueReadFailures,
+    postponeReadFailures,
     reproject,
     counts,
     addRpcCalls,
     recordFinalized,
+    inferredHandClaims,
+    settleHandClaim,
   };
 }

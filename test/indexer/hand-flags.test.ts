@@ -17,10 +17,13 @@ import {
 import { citizenStakes } from "../../db/schema.ts";
 import { HAND_CLASS, STAKER_ASSET_ID } from "../../devnet/settings.ts";
 import { stakeCalldata } from "../../devnet/staking-calls.ts";
+import { createApiHarness } from "../api/support.ts";
 import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
 import { indexDevnet, type TestIndexer } from "../support/indexer.ts";
 import { startRpcFaultProxy } from "../support/rpc-fault-proxy.ts";
 import { stakingActions, type TransactionJson } from "../support/staking.ts";
+
+type ApiHarness = Awaited<ReturnType<typeof createApiHarness>>;
 
 /** No (rate, vault) pair maps this rate to a credit yield: the stake scores 0 identity points. */
 const UNMAPPED_RATE = 99n;
@@ -183,7 +186,16 @@ describe("Hand claims through a contract wallet", () => {
     expect(await harness.mismatches([forwarder.toLowerCase()])).toEqual([]);
   });
 
-  test("a node without a trace API leaves the flag inferred, counted in status", async () => {
+  /** The record the API serves for the case's citizen. */
+  const servedRecord = async (api: ApiHarness, each: (typeof cases)[number]) => {
+    const response = await api.request(
+      `/v1/staking/citizens/s1/${each.citizenId}?address=${forwarder}`,
+    );
+    expect(response.status).toBe(200);
+    return (await response.json()) as { vault: { multiplier: number }; inferred?: string[] };
+  };
+
+  test("a node without a trace API leaves the flag inferred: counted in status, marked in the record, settled once traces come", async () => {
     const refused = { code: -32601, message: "the method does not exist/is not available" };
     const proxy = startRpcFaultProxy({
       upstream: devnet.node.rpcUrl,
@@ -202,6 +214,53 @@ describe("Hand claims through a contract wallet", () => {
       expect(await harness.mismatches([forwarder.toLowerCase()])).toEqual([]);
       const status = await harness.cli(["status"], { RPC_URL: proxy.url });
       expect(status.stdout).toMatch(/hand flags\s+4 inferred/);
+
+      const api = await createApiHarness({ databaseUrl: harness.database.url });
+      try {
+        for (const each of cases) {
+          const record = await servedRecord(api, each);
+          expect({ case: each.label, inferred: record.inferred }).toEqual({
+            case: each.label,
+            inferred: ["vault.multiplier"],
+          });
+        }
+        const listed = await harness.cli(["read-failures"], { RPC_URL: proxy.url });
+        expect(listed.stdout.match(/hand flag\s.*inferred/g)).toHaveLength(cases.length);
+
+        // Still no traces: nothing settles, nothing changes.
+        const refusedAgain = await harness.cli(["read-failures", "--retry"], {
+          RPC_URL: proxy.url,
+        });
+        expect(refusedAgain.stdout).toContain("0 settled, 4 still inferred");
+
+        // The node offers traces now: the flags are read and the applied multipliers written.
+        const before = (await harness.indexer.store.checkpoint())!.updatedAt;
+        const settled = await harness.cli(["read-failures", "--retry"], {
+          RPC_URL: devnet.node.rpcUrl,
+        });
+        expect(settled.stdout).toContain("4 settled, 0 still inferred");
+        expect((await harness.indexer.store.checkpoint())!.updatedAt).not.toEqual(before);
+        for (const each of cases) {
+          const row = await storedStake(harness, each.citizenId);
+          const applied = await appliedMultiplier(each);
+          expect({
+            case: each.label,
+            multiplier: row.vaultMultiplier,
+            source: row.handClaimSource,
+          }).toEqual({ case: each.label, multiplier: applied, source: "trace" });
+          const record = await servedRecord(api, each);
+          expect({
+            case: each.label,
+            served: record.vault.multiplier,
+            inferred: record.inferred,
+          }).toEqual({ case: each.label, served: Number(applied), inferred: undefined });
+        }
+        expect(await harness.mismatches([forwarder.toLowerCase()])).toEqual([]);
+        const after = await harness.cli(["status"], { RPC_URL: devnet.node.rpcUrl });
+        expect(after.stdout).toMatch(/hand flags\s+0 inferred/);
+      } finally {
+        await api.close();
+      }
     } finally {
       proxy.stop();
     }

@@ -1,13 +1,19 @@
 /**
  * `refresh-metadata`: every citizen's tokenURI read again at the head, what changed kept, and a
  * tokenURI that no longer reads at the head never wiping the name the citizen was indexed with.
+ * Then the same with no command at all: the metadata contract swapped under a running follower,
+ * whose scheduled refresh makes names, images and the API's ETags follow.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { and, count, eq } from "drizzle-orm";
 import type { Address } from "viem";
 import { s1CitizenAbi } from "../../contracts/generated/index.ts";
 import { citizens, readFailures, stakedCitizens } from "../../db/schema.ts";
+import { createMetadataRefresher } from "../../indexer/jobs/metadata-refresh.ts";
+import { redisConnection } from "../../indexer/jobs/queues.ts";
 import { parseTokenMetadata } from "../../indexer/project/metadata.ts";
+import { logger } from "../../lib/log.ts";
+import { createApiHarness } from "../api/support.ts";
 import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
 import { indexDevnet, type TestIndexer } from "../support/indexer.ts";
 import { stakingActions } from "../support/staking.ts";
@@ -19,6 +25,14 @@ const STARTS_REVERTING = 60_001n;
 const MENDED = 60_002n;
 /** Readable throughout. */
 const UNCHANGED = 60_003n;
+/** Staked under the follower: readable, then its contract's code swapped. */
+const SWAPPED = 60_011n;
+/** Staked under the follower with malformed JSON (a read failure), then mended. */
+const MENDED_LIVE = 60_012n;
+/** Staked under the follower reverting, and reverting still: retried later each time. */
+const STILL_REVERTING = 60_013n;
+/** The follower's refresh interval in this test. */
+const REFRESH_MS = 250;
 
 let devnet: ScenarioDevnet;
 let harness: TestIndexer;
@@ -110,5 +124,138 @@ describe("refresh-metadata", () => {
     // A second refresh finds nothing new.
     const again = await harness.cli(["refresh-metadata"]);
     expect(again.stdout).toContain(`: 0 changed, 1 unreadable`);
+  });
+});
+
+describe("the follower's scheduled metadata refresh", () => {
+  test("the metadata contract swapped under a running follower: names, images and ETags follow with no command", async () => {
+    const ids = [SWAPPED, MENDED_LIVE, STILL_REVERTING];
+    await actions.mine(ids.map((id) => actions.mintS1(WALLET, id)));
+    await actions.mine([
+      actions.setMetadataFault(1, MENDED_LIVE, 6),
+      actions.setMetadataFault(1, STILL_REVERTING, 2),
+    ]);
+    await actions.mine(ids.map((id) => actions.stake(WALLET, 1, id)));
+    const follower = await indexDevnet(devnet, {
+      label: "metadata_follow",
+      follow: true,
+      options: { metadataRefreshIntervalMs: REFRESH_MS },
+    });
+    const api = await createApiHarness({ databaseUrl: follower.database.url });
+    const s1Citizen = devnet.deployment.addresses.s1Citizen;
+    const original = (await devnet.client.getCode({ address: s1Citizen }))!;
+    try {
+      const storedIn = async (id: bigint) => {
+        const db = follower.indexer.database.db;
+        const [citizen] = await db
+          .select({ name: citizens.name, image: citizens.image })
+          .from(citizens)
+          .where(and(eq(citizens.season, 1), eq(citizens.citizenId, id)));
+        const [served] = await db
+          .select({ name: stakedCitizens.name, image: stakedCitizens.image })
+          .from(stakedCitizens)
+          .where(and(eq(stakedCitizens.season, 1), eq(stakedCitizens.citizenId, id)));
+        const [failure] = await db
+          .select()
+          .from(readFailures)
+          .where(and(eq(readFailures.season, 1), eq(readFailures.citizenId, id)));
+        return { citizen, served, failure };
+      };
+      const path = `/v1/staking/citizens/s1/${SWAPPED}?address=${WALLET}`;
+      const before = await api.request(path);
+      const etag = before.headers.get("etag")!;
+      const beforeBody = (await before.json()) as { name: string; image?: string };
+      expect(beforeBody.name).toBe((await onChain(SWAPPED)).name!);
+      expect((await storedIn(MENDED_LIVE)).failure).toBeDefined();
+
+      // No event marks either change: the citizen contract's code is another one's now (the
+      // season 2 contract renders other names and images), and one token is mended.
+      const swappedCode = (await devnet.client.getCode({
+        address: devnet.deployment.addresses.s2Citizen,
+      }))!;
+      await actions.mine([actions.setMetadataFault(1, MENDED_LIVE, 0)]);
+      await devnet.client.setCode({ address: s1Citizen, bytecode: swappedCode });
+      const swapped = await onChain(SWAPPED);
+      expect(swapped.name).not.toBe(beforeBody.name);
+      expect(swapped.image).not.toBe(beforeBody.image ?? null);
+
+      // A full cycle is a round per 50 citizens; the bound is many rounds, with a wide margin.
+      const [{ n: citizenCount }] = (await follower.indexer.database.db
+        .select({ n: count() })
+        .from(citizens)) as [{ n: number }];
+      const deadline = Date.now() + REFRESH_MS * (Math.ceil(citizenCount / 50) + 2) * 20 + 30_000;
+      const followed = async () => {
+        const [swappedRow, mendedRow] = [await storedIn(SWAPPED), await storedIn(MENDED_LIVE)];
+        return (
+          swappedRow.served?.name === swapped.name &&
+          mendedRow.served?.name === (await onChain(MENDED_LIVE)).name &&
+          mendedRow.failure === undefined
+        );
+      };
+      while (!(await followed())) {
+        if (Date.now() > deadline) throw new Error("the refresh never followed the swap");
+        await Bun.sleep(REFRESH_MS);
+      }
+      for (const id of [SWAPPED, MENDED_LIVE]) {
+        const row = await storedIn(id);
+        expect(row.citizen).toEqual(await onChain(id));
+        expect(row.served).toEqual(row.citizen);
+      }
+
+      const after = await api.request(path);
+      expect(after.headers.get("etag")).not.toBe(etag);
+      expect(((await after.json()) as { name: string }).name).toBe(swapped.name!);
+      const revalidated = await api.request(path, { headers: { "if-none-match": etag } });
+      expect(revalidated.status).toBe(200);
+
+      // A failure that keeps failing is retried later each time, its name never wiped.
+      const reverting = await storedIn(STILL_REVERTING);
+      expect(reverting.failure?.attempts).toBeGreaterThan(0);
+      expect(reverting.failure!.retryAt.getTime()).toBeGreaterThan(
+        reverting.failure!.recordedAt.getTime() + REFRESH_MS,
+      );
+    } finally {
+      await devnet.client.setCode({ address: s1Citizen, bytecode: original });
+      await api.close();
+      await follower.cleanup();
+    }
+  });
+});
+
+describe("scheduled refresh rounds across processes", () => {
+  test("two refreshers on one queue make one round per interval between them, not one each", async () => {
+    const intervalMs = 200;
+    let rounds = 0;
+    const connections = [redisConnection(harness.redis.url), redisConnection(harness.redis.url)];
+    const refreshers = connections.map((redis) =>
+      createMetadataRefresher({
+        client: harness.indexer.client,
+        contracts: harness.indexer.contracts,
+        // The real store; only its page reads are counted, one per round.
+        store: {
+          ...harness.indexer.store,
+          storedMetadata: (after, limit) => {
+            rounds++;
+            return harness.indexer.store.storedMetadata(after, limit);
+          },
+        },
+        redis,
+        queuePrefix: harness.redis.prefix,
+        log: logger("metadata-test"),
+        intervalMs,
+      }),
+    );
+    const started = performance.now();
+    try {
+      await Promise.all(refreshers.map((refresher) => refresher.start()));
+      await Bun.sleep(20 * intervalMs);
+    } finally {
+      await Promise.all(refreshers.map((refresher) => refresher.close()));
+      for (const redis of connections) redis.disconnect();
+    }
+    const elapsed = performance.now() - started;
+    // One timer per process would make about twice the slots; a loaded machine makes fewer.
+    expect(rounds).toBeGreaterThan(1);
+    expect(rounds).toBeLessThanOrEqual(Math.ceil(elapsed / intervalMs) + 2);
   });
 });

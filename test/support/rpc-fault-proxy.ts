@@ -45,6 +45,9 @@ export function startRpcFaultProxy(options: {
   let faultRate = options.faultRate;
   let refusedMethods = options.refuseMethods ?? {};
   let faultsServed = 0;
+  /** Requests calling any of these methods wait, unanswered, until `releaseHeld`. */
+  let holding: { methods: Set<string>; released: Promise<void>; release: () => void } | undefined;
+  let held = 0;
 
   const send = (body: string) =>
     fetch(options.upstream, {
@@ -114,6 +117,11 @@ export function startRpcFaultProxy(options: {
     idleTimeout: 0,
     async fetch(request) {
       const body = await request.text();
+      const hold = holding;
+      if (hold && [...hold.methods].some((method) => body.includes(`"${method}"`))) {
+        held++;
+        await hold.released;
+      }
       if (!random.chance(faultRate)) {
         counts.passed++;
         return new Response(await forward(body), {
@@ -155,6 +163,18 @@ export function startRpcFaultProxy(options: {
     setRefusedMethods(refusals: Record<string, RpcErrorAnswer>) {
       refusedMethods = refusals;
     },
+    /** From now on, requests calling any of `methods` hang until `releaseHeld()`. */
+    holdMethods(methods: string[]) {
+      const { promise, resolve } = Promise.withResolvers<void>();
+      holding = { methods: new Set(methods), released: promise, release: resolve };
+    },
+    /** Answers every held request and stops holding. */
+    releaseHeld() {
+      holding?.release();
+      holding = undefined;
+    },
+    /** Requests held so far (answered or not). */
+    held: () => held,
     stop: () => server.stop(true),
   };
 }

@@ -42,6 +42,13 @@ const common = {
   timelock,
   bytes,
   totalPoints: t.Number({ description: "the staker's stakedS1/stakedS2(...).points" }),
+  inferred: t.Optional(
+    t.Array(t.String(), {
+      description:
+        'the fields of this record whose value is an assumption rather than read from the chain, by their path ("vault.multiplier": a Hand claim sent through a contract wallet whose flag the node could not trace, served as no claim); absent when every value is read',
+      examples: [["vault.multiplier"]],
+    }),
+  ),
 };
 
 export const S1Record = t.Object(

@@ -43,6 +43,15 @@ function image(template: string | undefined, id: bigint, stored: string | null) 
   return undefined;
 }
 
+/**
+ * The record's fields whose value is assumed, not read: an S1 stake's Hand flag hides in the
+ * inner call of a contract wallet, and a node without a trace API leaves it inferred (no claim),
+ * so the vault multiplier served is the one the stake applied only if there was no claim.
+ */
+export function inferredFields(row: StakedCitizen): string[] {
+  return row.handClaimSource === "inferred" ? ["vault.multiplier"] : [];
+}
+
 function common<Type extends "s1" | "s2">(
   row: StakedCitizen,
   type: Type,
@@ -69,10 +78,16 @@ function common<Type extends "s1" | "s2">(
   };
 }
 
+function inferred(row: StakedCitizen) {
+  const fields = inferredFields(row);
+  return fields.length === 0 ? {} : { inferred: fields };
+}
+
 export function toS2Record(row: StakedCitizen, templates: ImageTemplates): S2Record {
   return {
     ...common(row, "s2", templates, "Outer Citizen"),
     identity: { id: row.identityId },
+    ...inferred(row),
   };
 }
 
@@ -92,6 +107,7 @@ export function toS1Record(row: StakedCitizen, templates: ImageTemplates): S1Rec
     isHand: row.isHand ?? false,
     stakedVaultId: row.stakedVaultId ?? 0n,
     hasVault: row.hasVault ?? false,
+    ...inferred(row),
   };
 }
 

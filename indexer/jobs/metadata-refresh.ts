@@ -1,0 +1,257 @@
+/**
+ * Keeps citizens' names and images fresh with no operator. A metadata contract can change what
+ * tokenURI answers without any event (a new renderer, a mended or broken token), so the follower
+ * reads tokenURIs again at the head: every interval one page (one batched eth_call of 50),
+ * cycling through every citizen, and recorded read failures first, each retried later after
+ * every failed attempt. What changed is written and moves the data version (ETags, caches).
+ *
+ * Rounds are jobs of a BullMQ job scheduler, so any number of follower processes make one round
+ * per interval between them, not one each; where the cycle stands is kept in Redis.
+ */
+import { type Job, Queue, Worker } from "bullmq";
+import type { Redis } from "ioredis";
+import type { Logger } from "pino";
+import type { PublicClient } from "viem";
+import { errorSummary } from "../../lib/log.ts";
+import type { Season } from "../../lib/vocabulary.ts";
+import { readTokenUris } from "../chain/citizen-reads.ts";
+import type { StakerContracts } from "../chain/contracts.ts";
+import { metadataOf } from "../project/citizen-row.ts";
+import type {
+  CitizenKeyRow,
+  DueReadFailure,
+  IndexerStore,
+  MetadataUpdate,
+  PostponedReadFailure,
+  StoredMetadata,
+} from "../store/index.ts";
+
+export const METADATA_QUEUE = "metadata";
+const SCHEDULER_ID = "metadata-refresh";
+/** One batched eth_call's worth of tokenURIs (static-call-batch.ts reads 50 to a call). */
+export const METADATA_PAGE = 50;
+/**
+ * Recorded failures a round reads again at most: a tokenURI still failing is read once more
+ * alone (to record its own words), so this bounds a round's eth_calls beside its one batch.
+ */
+const DUE_FAILURES_PER_ROUND = 5;
+/** Citizens the operator's full refresh reads and compares at a time. */
+const FULL_REFRESH_PAGE = 1_000;
+/**
+ * A failure that fails again is retried 2×, 4×, 8×, … the interval later (at least a second),
+ * up to an hour.
+ */
+const MAX_RETRY_DELAY_MS = 60 * 60_000;
+/** How often each process puts the scheduler back (a Redis that lost its keys lost it). */
+const SCHEDULER_REFRESH_MS = 10_000;
+
+export interface MetadataRefresherDeps {
+  client: PublicClient;
+  contracts: StakerContracts;
+  store: IndexerStore;
+  /** For the scheduler's queue and worker, and the cycle's position. */
+  redis: Redis;
+  queuePrefix: string;
+  log: Logger;
+  /** Time between rounds; 0 leaves scheduled rounds off (the commands still work). */
+  intervalMs: number;
+  pageSize?: number;
+}
+
+export interface RoundResult {
+  read: number;
+  changed: number;
+  /** Recorded failures read again that still fail. */
+  stillFailing: number;
+}
+
+export function createMetadataRefresher(deps: MetadataRefresherDeps) {
+  const { client, contracts, store, redis, log } = deps;
+  const pageSize = deps.pageSize ?? METADATA_PAGE;
+  const cursorKey = `${deps.queuePrefix}:${METADATA_QUEUE}:cycle-after`;
+  let queue: Queue | undefined;
+  let worker: Worker | undefined;
+  let timer: ReturnType<typeof setInterval> | undefined;
+
+  /** What these citizens' tokenURIs say at `block`, many to an eth_call. */
+  async function metadataAt(citizens: readonly CitizenKeyRow[], block: bigint) {
+    const keys = citizens.map(({ season, citizenId }) => ({ season: season as Season, citizenId }));
+    return (await readTokenUris(client, contracts, keys, block)).map(metadataOf);
+  }
+
+  /**
+   * The update for a citizen read again, or none: a tokenURI that does not read at the head
+   * keeps what is stored (a citizen that left its contract may revert there while its history
+   * stays valid); a recorded failure that now reads is cleared.
+   */
+  function changeOf(
+    row: StoredMetadata,
+    metadata: ReturnType<typeof metadataOf>,
+  ): MetadataUpdate | undefined {
+    if (metadata.unreadable !== undefined) return undefined;
+    const name = metadata.name ?? null;
+    const image = metadata.image ?? null;
+    if (name === row.name && image === row.image && !row.failing) return undefined;
+    return { season: row.season, citizenId: row.citizenId, name, image };
+  }
+
+  const retryDelay = (attempts: number) =>
+    Math.min(Math.max(deps.intervalMs, 1_000) * 2 ** attempts, MAX_RETRY_DELAY_MS);
+
+  /** Where the cycle stands: the last citizen of the previous page, or its start. */
+  async function cycleAfter(): Promise<CitizenKeyRow | undefined> {
+    const stored = await redis.get(cursorKey);
+    if (!stored) return undefined;
+    const [season, citizenId] = stored.split(":");
+    return { season: Number(season), citizenId: BigInt(citizenId!) };
+  }
+
+  /**
+   * One round: the recorded failures whose retry time has come, then the next page of the
+   * cycle, read in one batch at the head.
+   */
+  async function refreshRound(): Promise<RoundResult> {
+    const due = await store.dueReadFailures(Math.min(DUE_FAILURES_PER_ROUND, pageSize));
+    const room = pageSize - due.length;
+    let page: StoredMetadata[] = [];
+    if (room > 0) {
+      page = await store.storedMetadata(await cycleAfter(), room);
+      // Moved before the reads, so a round that overlaps this one takes the next page.
+      const last = page.at(-1);
+      if (page.length < room || !last) await redis.del(cursorKey);
+      else await redis.set(cursorKey, `${last.season}:${last.citizenId}`);
+    }
+    const dueKeys = new Set(due.map((row) => `${row.season}:${row.citizenId}`));
+    const rows: Array<StoredMetadata | DueReadFailure> = [
+      ...due,
+      ...page.filter((row) => !dueKeys.has(`${row.season}:${row.citizenId}`)),
+    ];
+    if (rows.length === 0) return { read: 0, changed: 0, stillFailing: 0 };
+    const head = await client.getBlockNumber();
+    const found = await metadataAt(rows, head);
+    const updates: MetadataUpdate[] = [];
+    const postponed: PostponedReadFailure[] = [];
+    rows.forEach((row, i) => {
+      const metadata = found[i]!;
+      const update = changeOf(row, metadata);
+      if (update) updates.push(update);
+      else if ("attempts" in row && metadata.unreadable !== undefined) {
+        const attempts = row.attempts + 1;
+        postponed.push({
+          season: row.season,
+          citizenId: row.citizenId,
+          reason: metadata.unreadable,
+          blockNumber: head,
+          attempts,
+          retryAt: new Date(Date.now() + retryDelay(attempts)),
+        });
+      }
+    });
+    await store.updateMetadata(updates);
+    await store.postponeReadFailures(postponed);
+    return { read: rows.length, changed: updates.length, stillFailing: postponed.length };
+  }
+
+  async function runRound(_job: Job) {
+    const result = await refreshRound();
+    if (result.changed > 0) log.info(result, "metadata changed at the head");
+    return result;
+  }
+
+  async function ensureScheduler() {
+    await queue?.upsertJobScheduler(
+      SCHEDULER_ID,
+      { every: deps.intervalMs },
+      { name: "refresh", opts: { removeOnComplete: true, removeOnFail: 50 } },
+    );
+  }
+
+  return {
+    refreshRound,
+
+    /**
+     * Reads the metadata of every citizen with a recorded read failure again, at the head, and
+     * keeps what now reads (the served name and image change with it).
+     */
+    async retryFailures() {
+      const failures = await store.readFailures();
+      const head = await client.getBlockNumber();
+      const found = await metadataAt(failures, head);
+      const updates = failures.map(({ season, citizenId }, i) => {
+        const key = { season, citizenId };
+        const metadata = found[i]!;
+        return {
+          ...key,
+          name: metadata.name ?? null,
+          image: metadata.image ?? null,
+          ...(metadata.unreadable !== undefined && {
+            failure: { ...key, read: "tokenURI", reason: metadata.unreadable, blockNumber: head },
+          }),
+        };
+      });
+      await store.updateMetadata(updates);
+      const still = updates.filter((update) => update.failure).length;
+      return { fixed: updates.length - still, still };
+    },
+
+    /**
+     * Reads every citizen's metadata again at the head, many to an eth_call, and keeps what
+     * changed. A tokenURI that does not read at the head keeps what is stored, and is counted.
+     */
+    async refreshAll(progress?: (done: number) => void) {
+      const head = await client.getBlockNumber();
+      const totals = { read: 0, changed: 0, unreadable: 0, block: head };
+      let after: CitizenKeyRow | undefined;
+      for (;;) {
+        const stored = await store.storedMetadata(after, FULL_REFRESH_PAGE);
+        if (stored.length === 0) return totals;
+        const found = await metadataAt(stored, head);
+        const updates = stored.flatMap((row, i) => {
+          const metadata = found[i]!;
+          if (metadata.unreadable !== undefined) totals.unreadable++;
+          return changeOf(row, metadata) ?? [];
+        });
+        await store.updateMetadata(updates);
+        totals.read += stored.length;
+        totals.changed += updates.length;
+        progress?.(totals.read);
+        after = stored.at(-1);
+      }
+    },
+
+    /** Schedules rounds every interval (once across processes) and takes them. */
+    async start() {
+      if (deps.intervalMs <= 0 || queue) return;
+      const settings = { connection: redis, prefix: deps.queuePrefix };
+      queue = new Queue(METADATA_QUEUE, settings);
+      await ensureScheduler();
+      timer = setInterval(() => {
+        ensureScheduler().catch((error) =>
+          log.warn({ err: errorSummary(error) }, "could not refresh the metadata scheduler"),
+        );
+      }, SCHEDULER_REFRESH_MS);
+      worker = new Worker(METADATA_QUEUE, runRound, { ...settings, concurrency: 1 });
+      // A node or database away fails every round: said once until a round succeeds.
+      let failing: string | undefined;
+      worker.on("failed", (_job, error) => {
+        const summary = errorSummary(error);
+        if (summary !== failing) log.warn({ err: summary }, "a metadata refresh round failed");
+        failing = summary;
+      });
+      worker.on("completed", () => {
+        failing = undefined;
+      });
+    },
+
+    async close() {
+      if (timer) clearInterval(timer);
+      await worker?.close();
+      await queue?.close();
+    },
+
+    /** For the outage reporter: the queue and worker, once started. */
+    watched: () => [queue, worker].filter((each) => each !== undefined),
+  };
+}
+
+export type MetadataRefresher = ReturnType<typeof createMetadataRefresher>;
