@@ -20,14 +20,15 @@ export function createTokenUsage({
   flushEveryMs?: number;
   log: Logger;
 }) {
-  let seen = new Map<number, Date>();
+  /** Token id → the time of its latest admitted request (ms), since the last flush. */
+  let seen = new Map<number, number>();
 
   async function flush() {
     if (seen.size === 0) return;
     const batch = seen;
     seen = new Map();
     try {
-      await recordTokenUse(db, batch);
+      await recordTokenUse(db, new Map([...batch].map(([id, at]) => [id, new Date(at)])));
     } catch (error) {
       // Postgres away: keep the notes for the next try (a newer use of a token wins).
       for (const [id, at] of batch) if (!seen.has(id)) seen.set(id, at);
@@ -44,7 +45,7 @@ export function createTokenUsage({
   return {
     /** A request of this token was admitted now. */
     used(tokenId: number) {
-      seen.set(tokenId, new Date());
+      seen.set(tokenId, Date.now());
     },
     /** Writes what is noted; then stops. */
     async close() {
