@@ -228,6 +228,11 @@ export function streamModule({
           byToken.set(token.id, ofToken);
         }
         ofToken.add(close);
+        write(`retry: ${RECONNECT_MS}\n\n`);
+        keepAlive = setInterval(() => write(": keep-alive\n\n"), limits.keepAliveMs);
+        resetIdle();
+        hub.subscribe(subscriber);
+        // Last, so that a close at once finds everything it undoes.
         if (token.expiresInMs !== null) {
           const deadline = Date.now() + token.expiresInMs;
           const closeAtExpiry = () => {
@@ -237,10 +242,6 @@ export function streamModule({
           };
           closeAtExpiry();
         }
-        write(`retry: ${RECONNECT_MS}\n\n`);
-        keepAlive = setInterval(() => write(": keep-alive\n\n"), limits.keepAliveMs);
-        resetIdle();
-        hub.subscribe(subscriber);
       },
       cancel() {
         close();
@@ -277,6 +278,15 @@ export function streamModule({
             { id: check.tokenId, expiresInMs: check.expiresInMs },
           );
           request.signal.addEventListener("abort", close);
+          // A revocation notified between the check above and the stream's registration has
+          // found no stream to end: one more look, now that a notification would find it.
+          tokens.refusedAmong([check.tokenId]).then(
+            (refused) => refused.length > 0 && close(),
+            () => {
+              // Postgres away: the stream's own reads fail too, and the listener's reconnect
+              // checks every open stream's token.
+            },
+          );
           // The server's idle timeout would cut a quiet stream; the keep-alive paces it instead.
           server?.timeout(request, 0);
           return new Response(body, {
