@@ -62,6 +62,7 @@ export async function runApi({ migrate }: { migrate: boolean }): Promise<void> {
     redis: connections.redis,
     chainHead,
     watchIndexedBlock: connections.watchIndexedBlock,
+    watchRevokedTokens: connections.watchRevokedTokens,
     log,
     settings: {
       rateLimitPerMinute: config.api.rateLimitPerMinute,

@@ -279,6 +279,10 @@ export const apiTokens = pgTable("api_tokens", {
   tokenHash: text("token_hash").notNull().unique(),
   createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   revokedAt: timestamp("revoked_at", { withTimezone: true }),
+  /** Refused from this moment on, like a revoked token; never when null. */
+  expiresAt: timestamp("expires_at", { withTimezone: true }),
+  /** The last request that used it, up to two minutes behind: written at most once a minute. */
+  lastUsedAt: timestamp("last_used_at", { withTimezone: true }),
 });
 
 export type StakerEventRow = typeof stakerEvents.$inferInsert;

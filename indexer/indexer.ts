@@ -7,6 +7,7 @@ import { createChainClient } from "./chain/client.ts";
 import { discoverContracts } from "./chain/contracts.ts";
 import { readChainTip } from "./chain/finality.ts";
 import { LogRangeGovernor } from "./chain/logs.ts";
+import { RequestBudget } from "./chain/request-budget.ts";
 import { CitizenReadCache } from "./jobs/citizen-read-cache.ts";
 import { createMetadataRefresher } from "./jobs/metadata-refresh.ts";
 import { createQueues, readOnlyQueues, redisConnection } from "./jobs/queues.ts";
@@ -44,6 +45,8 @@ export interface IndexerOptions {
   /** Blocks a follow tick indexes itself before it hands the range to chunk jobs. */
   inlineBlocks?: number;
   rpcTimeoutMs?: number;
+  /** This process's JSON-RPC calls per second over HTTP (RPC_MAX_REQUESTS_PER_SECOND); unset: no cap. */
+  rpcMaxRequestsPerSecond?: number;
   /**
    * For commands that only look (status): the queues write nothing to Redis. BullMQ otherwise
    * writes each queue's meta key when it connects, creating keys under any prefix it is given.
@@ -59,14 +62,20 @@ export interface IndexerOptions {
 export async function createIndexer(options: IndexerOptions) {
   const log = logger("indexer");
   const metrics = createIndexerMetrics();
+  const budget =
+    options.rpcMaxRequestsPerSecond === undefined
+      ? undefined
+      : new RequestBudget(options.rpcMaxRequestsPerSecond);
   const client = createChainClient(options.rpcUrl, {
     timeoutMs: options.rpcTimeoutMs,
     observer: metrics.rpc,
+    budget,
   });
   const logClient = createChainClient(options.rpcUrl, {
     timeoutMs: options.rpcTimeoutMs,
     jsonRpcBatch: false,
     observer: metrics.rpc,
+    budget,
   });
   const chainId = await readChainId(client, options.chainId);
   const contracts = await discoverContracts(client, options.staker);

@@ -166,6 +166,12 @@ function load() {
       /** Largest log query sent to the node; shrinks and grows with the provider's answers. */
       maxLogRange: integer("MAX_LOG_RANGE", 10_000, 1),
       /**
+       * JSON-RPC calls per second this process sends over HTTP (a batch counts each call), so a
+       * provider key's budget is not hammered into 429s. Per process: processes sharing a key
+       * split its budget. Unset: no cap (a local or self-run node).
+       */
+      rpcMaxRequestsPerSecond: optionalInteger("RPC_MAX_REQUESTS_PER_SECOND", 1, 1_000_000),
+      /**
        * How long a worker's hold on a job lasts without renewal: a worker killed mid-job gives
        * its chunk back to the queue about this long after it died.
        */

@@ -84,6 +84,7 @@ export function createCitizensService(db: Database) {
     tokenId: token.tokenId,
     tokenHash: token.tokenHash,
     revoked: token.revoked,
+    expired: token.expired,
   };
 
   const one = db
