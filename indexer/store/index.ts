@@ -21,25 +21,41 @@ import {
   citizens,
   indexedRanges,
   indexerCheckpoints,
-  indexerHealth,
   type ReadFailureRow,
   readFailures,
-  rpcCalls,
   type StakerEventRow,
   stakedCitizens,
   stakerEvents,
 } from "../../db/schema.ts";
+import {
+  createHealthStore,
+  type HealthOutcome,
+  type HealthRow,
+  type IndexerRole,
+} from "./health.ts";
+import {
+  createMetadataStore,
+  type DueReadFailure,
+  type MetadataUpdate,
+  type PostponedReadFailure,
+  type StoredMetadata,
+} from "./metadata.ts";
 import { type CitizenKeyRow, recompute, type Transaction } from "./projection.ts";
 import { type BlockRange, contiguousEnd, missingRanges } from "./ranges.ts";
+import { createTalliesStore } from "./tallies.ts";
 import { columnArray, unnestRows } from "./unnest-rows.ts";
 
+export type { HealthOutcome, HealthRow, IndexerRole } from "./health.ts";
+export type {
+  DueReadFailure,
+  MetadataUpdate,
+  PostponedReadFailure,
+  StoredMetadata,
+} from "./metadata.ts";
 export type { CitizenKeyRow } from "./projection.ts";
 
 type Executor = Database | Transaction;
 export type Checkpoint = typeof indexerCheckpoints.$inferSelect;
-export type HealthRow = typeof indexerHealth.$inferSelect;
-/** The long-running roles that report their health. */
-export type IndexerRole = "follow" | "chunks";
 
 /** The checkpoint belongs to another staker or chain than the one configured. */
 export class CheckpointMismatch extends Error {
@@ -86,7 +102,11 @@ export interface RangeWrite {
 /** Hashes kept below the checkpoint; older ones are pruned (reorgs that deep stop the follower). */
 export const HASHES_KEPT = 256n;
 
-/** What the indexer keeps in Postgres, and the only way it changes it. */
+/**
+ * What the indexer keeps in Postgres, and the only way it changes it. Writes, rollback and the
+ * checkpoint are built here; the health records (`health.ts`), the citizen metadata and read
+ * failures (`metadata.ts`) and the counts for `status` (`tallies.ts`) in their own modules.
+ */
 export interface IndexerStore {
   checkpoint(): Promise<Checkpoint | undefined>;
   ensureCheckpoint(staker: string, chainId: number, startBlock: bigint): Promise<Checkpoint>;
@@ -167,41 +187,6 @@ export interface InferredHandClaim {
 export interface Indexed {
   indexedBlock: bigint;
 }
-
-export type HealthOutcome = { ok: true } | { ok: false; error: string; fatal: boolean };
-
-export interface MetadataUpdate {
-  season: number;
-  citizenId: bigint;
-  name: string | null;
-  image: string | null;
-  /** Present when the new read failed too. */
-  failure?: ReadFailureRow;
-}
-
-export interface StoredMetadata {
-  season: number;
-  citizenId: bigint;
-  name: string | null;
-  image: string | null;
-  /** A read failure is recorded for the citizen's metadata. */
-  failing: boolean;
-}
-
-export interface DueReadFailure extends StoredMetadata {
-  /** Retries that failed since the failure was recorded. */
-  attempts: number;
-}
-
-export interface PostponedReadFailure extends CitizenKeyRow {
-  reason: string;
-  blockNumber: bigint;
-  attempts: number;
-  retryAt: Date;
-}
-
-/** Health rows are written at most this often while all is well (a tick runs every 200 ms). */
-const HEALTH_OK_INTERVAL_MS = 5_000;
 
 export function createIndexerStore(db: Database): IndexerStore {
   const locked = <T>(work: (tx: Transaction) => Promise<T>) =>
@@ -513,143 +498,9 @@ export function createIndexerStore(db: Database): IndexerStore {
       );
   }
 
-  const lastOkWrite = new Map<IndexerRole, number>();
-  async function recordHealth(role: IndexerRole, outcome: HealthOutcome) {
-    if (outcome.ok) {
-      // A success only needs writing when it ends a failure or the last one is getting old.
-      const last = lastOkWrite.get(role) ?? 0;
-      if (Date.now() - last < HEALTH_OK_INTERVAL_MS) return;
-      lastOkWrite.set(role, Date.now());
-      await db
-        .insert(indexerHealth)
-        .values({ component: role, okAt: sql`now()` })
-        .onConflictDoUpdate({
-          target: indexerHealth.component,
-          set: { okAt: sql`now()`, failingSince: null, fatal: false },
-        });
-      return;
-    }
-    lastOkWrite.delete(role);
-    await db
-      .insert(indexerHealth)
-      .values({
-        component: role,
-        failingSince: sql`now()`,
-        lastError: outcome.error,
-        lastErrorAt: sql`now()`,
-        fatal: outcome.fatal,
-      })
-      .onConflictDoUpdate({
-        target: indexerHealth.component,
-        set: {
-          failingSince: sql`coalesce(${indexerHealth.failingSince}, now())`,
-          lastError: outcome.error,
-          lastErrorAt: sql`now()`,
-          fatal: outcome.fatal,
-        },
-      });
-  }
-
-  async function updateMetadata(rows: MetadataUpdate[]) {
-    if (rows.length === 0) return;
-    // Under the writers' lock: a projection at a checkpoint read here must not land after a
-    // follower's write that moved it (the follower refreshes metadata while it indexes).
-    await locked(async (tx) => {
-      for (const row of rows) {
-        const key = (table: typeof citizens | typeof readFailures) =>
-          and(eq(table.season, row.season), eq(table.citizenId, row.citizenId));
-        await tx.update(citizens).set({ name: row.name, image: row.image }).where(key(citizens));
-        if (row.failure) {
-          await tx
-            .insert(readFailures)
-            .values(row.failure)
-            .onConflictDoUpdate({
-              target: [readFailures.season, readFailures.citizenId, readFailures.read],
-              set: { reason: row.failure.reason, recordedAt: sql`now()` },
-            });
-        } else {
-          await tx.delete(readFailures).where(key(readFailures));
-        }
-      }
-      await recompute(tx, rows, (await checkpoint(tx))!.indexedBlock);
-      await markDataChanged(tx);
-    });
-  }
-
-  async function storedMetadata(
-    after: CitizenKeyRow | undefined,
-    limit: number,
-  ): Promise<StoredMetadata[]> {
-    const rows = await db
-      .select({
-        season: citizens.season,
-        citizenId: citizens.citizenId,
-        name: citizens.name,
-        image: citizens.image,
-        failure: readFailures.read,
-      })
-      .from(citizens)
-      .leftJoin(
-        readFailures,
-        and(
-          eq(readFailures.season, citizens.season),
-          eq(readFailures.citizenId, citizens.citizenId),
-        ),
-      )
-      .where(
-        after &&
-          sql`(${citizens.season}, ${citizens.citizenId}) > (${after.season}, ${after.citizenId.toString()}::numeric)`,
-      )
-      .orderBy(asc(citizens.season), asc(citizens.citizenId))
-      .limit(limit);
-    return rows.map(({ failure, ...row }) => ({ ...row, failing: failure !== null }));
-  }
-
-  async function dueReadFailures(limit: number): Promise<DueReadFailure[]> {
-    const rows = await db
-      .select({
-        season: citizens.season,
-        citizenId: citizens.citizenId,
-        name: citizens.name,
-        image: citizens.image,
-        attempts: readFailures.attempts,
-      })
-      .from(readFailures)
-      .innerJoin(
-        citizens,
-        and(
-          eq(citizens.season, readFailures.season),
-          eq(citizens.citizenId, readFailures.citizenId),
-        ),
-      )
-      .where(and(eq(readFailures.read, "tokenURI"), lte(readFailures.retryAt, sql`now()`)))
-      .orderBy(asc(readFailures.retryAt))
-      .limit(limit);
-    return rows.map((row) => ({ ...row, failing: true }));
-  }
-
-  async function postponeReadFailures(rows: PostponedReadFailure[]) {
-    if (rows.length === 0) return;
-    await db.transaction(async (tx) => {
-      for (const row of rows) {
-        await tx
-          .update(readFailures)
-          .set({
-            reason: row.reason,
-            blockNumber: row.blockNumber,
-            attempts: row.attempts,
-            retryAt: row.retryAt,
-          })
-          .where(
-            and(
-              eq(readFailures.season, row.season),
-              eq(readFailures.citizenId, row.citizenId),
-              eq(readFailures.read, "tokenURI"),
-            ),
-          );
-      }
-    });
-  }
+  const health = createHealthStore(db);
+  const metadata = createMetadataStore(db, { locked, checkpoint, markDataChanged });
+  const tallies = createTalliesStore(db);
 
   async function reproject() {
     return locked(async (tx) => {
@@ -736,38 +587,6 @@ export function createIndexerStore(db: Database): IndexerStore {
     });
   }
 
-  async function counts() {
-    const [failures] = await db.select({ n: count() }).from(readFailures);
-    const [inferred] = await db
-      .select({ n: count() })
-      .from(citizenStakes)
-      .where(eq(citizenStakes.handClaimSource, "inferred"));
-    const [events] = await db.select({ n: count() }).from(stakerEvents);
-    const [stakes] = await db.select({ n: count() }).from(citizenStakes);
-    const calls = await db.select().from(rpcCalls);
-    return {
-      readFailures: failures?.n ?? 0,
-      inferredHandClaims: inferred?.n ?? 0,
-      events: events?.n ?? 0,
-      citizenStakes: stakes?.n ?? 0,
-      rpcCalls: Object.fromEntries(calls.map((row) => [row.method, row.calls])),
-    };
-  }
-
-  async function addRpcCalls(calls: Record<string, number>) {
-    const rows = Object.entries(calls)
-      .filter(([, n]) => n > 0)
-      .map(([method, n]) => ({ method, calls: n }));
-    if (rows.length === 0) return;
-    await db
-      .insert(rpcCalls)
-      .values(rows)
-      .onConflictDoUpdate({
-        target: rpcCalls.method,
-        set: { calls: sql`${rpcCalls.calls} + excluded.calls` },
-      });
-  }
-
   return {
     checkpoint: () => checkpoint(),
     ensureCheckpoint,
@@ -782,16 +601,10 @@ export function createIndexerStore(db: Database): IndexerStore {
     countEvents,
     missingRanges: missing,
     knownCitizens,
-    recordHealth,
-    health: () => db.select().from(indexerHealth),
-    readFailures: () => db.select().from(readFailures),
-    updateMetadata,
-    storedMetadata,
-    dueReadFailures,
-    postponeReadFailures,
+    ...health,
+    ...metadata,
     reproject,
-    counts,
-    addRpcCalls,
+    ...tallies,
     recordFinalized,
     inferredHandClaims,
     settleHandClaim,

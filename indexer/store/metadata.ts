@@ -1,0 +1,162 @@
+/**
+ * The store's citizen metadata: names and images read again at the head, and the read failures
+ * recorded for them, with their retries. Part of `IndexerStore` (declared in index.ts); built
+ * alone from a database handle and the writers' lock it shares with the range writes.
+ */
+import { and, asc, eq, lte, sql } from "drizzle-orm";
+import type { Database } from "../../db/client.ts";
+import { citizens, type ReadFailureRow, readFailures } from "../../db/schema.ts";
+import { type CitizenKeyRow, recompute, type Transaction } from "./projection.ts";
+
+export interface MetadataUpdate {
+  season: number;
+  citizenId: bigint;
+  name: string | null;
+  image: string | null;
+  /** Present when the new read failed too. */
+  failure?: ReadFailureRow;
+}
+
+export interface StoredMetadata {
+  season: number;
+  citizenId: bigint;
+  name: string | null;
+  image: string | null;
+  /** A read failure is recorded for the citizen's metadata. */
+  failing: boolean;
+}
+
+export interface DueReadFailure extends StoredMetadata {
+  /** Retries that failed since the failure was recorded. */
+  attempts: number;
+}
+
+export interface PostponedReadFailure extends CitizenKeyRow {
+  reason: string;
+  blockNumber: bigint;
+  attempts: number;
+  retryAt: Date;
+}
+
+/** What the metadata writes share with the range writes: one lock, one checkpoint, one version. */
+export interface WriterDeps {
+  /** Runs `work` in a transaction under the writers' advisory lock. */
+  locked: <T>(work: (tx: Transaction) => Promise<T>) => Promise<T>;
+  checkpoint: (tx: Transaction) => Promise<{ indexedBlock: bigint } | undefined>;
+  /** Moves the served data's version (the API's ETags). */
+  markDataChanged: (tx: Transaction) => Promise<void>;
+}
+
+export function createMetadataStore(
+  db: Database,
+  { locked, checkpoint, markDataChanged }: WriterDeps,
+) {
+  async function updateMetadata(rows: MetadataUpdate[]) {
+    if (rows.length === 0) return;
+    // Under the writers' lock: a projection at a checkpoint read here must not land after a
+    // follower's write that moved it (the follower refreshes metadata while it indexes).
+    await locked(async (tx) => {
+      for (const row of rows) {
+        const key = (table: typeof citizens | typeof readFailures) =>
+          and(eq(table.season, row.season), eq(table.citizenId, row.citizenId));
+        await tx.update(citizens).set({ name: row.name, image: row.image }).where(key(citizens));
+        if (row.failure) {
+          await tx
+            .insert(readFailures)
+            .values(row.failure)
+            .onConflictDoUpdate({
+              target: [readFailures.season, readFailures.citizenId, readFailures.read],
+              set: { reason: row.failure.reason, recordedAt: sql`now()` },
+            });
+        } else {
+          await tx.delete(readFailures).where(key(readFailures));
+        }
+      }
+      await recompute(tx, rows, (await checkpoint(tx))!.indexedBlock);
+      await markDataChanged(tx);
+    });
+  }
+
+  async function storedMetadata(
+    after: CitizenKeyRow | undefined,
+    limit: number,
+  ): Promise<StoredMetadata[]> {
+    const rows = await db
+      .select({
+        season: citizens.season,
+        citizenId: citizens.citizenId,
+        name: citizens.name,
+        image: citizens.image,
+        failure: readFailures.read,
+      })
+      .from(citizens)
+      .leftJoin(
+        readFailures,
+        and(
+          eq(readFailures.season, citizens.season),
+          eq(readFailures.citizenId, citizens.citizenId),
+        ),
+      )
+      .where(
+        after &&
+          sql`(${citizens.season}, ${citizens.citizenId}) > (${after.season}, ${after.citizenId.toString()}::numeric)`,
+      )
+      .orderBy(asc(citizens.season), asc(citizens.citizenId))
+      .limit(limit);
+    return rows.map(({ failure, ...row }) => ({ ...row, failing: failure !== null }));
+  }
+
+  async function dueReadFailures(limit: number): Promise<DueReadFailure[]> {
+    const rows = await db
+      .select({
+        season: citizens.season,
+        citizenId: citizens.citizenId,
+        name: citizens.name,
+        image: citizens.image,
+        attempts: readFailures.attempts,
+      })
+      .from(readFailures)
+      .innerJoin(
+        citizens,
+        and(
+          eq(citizens.season, readFailures.season),
+          eq(citizens.citizenId, readFailures.citizenId),
+        ),
+      )
+      .where(and(eq(readFailures.read, "tokenURI"), lte(readFailures.retryAt, sql`now()`)))
+      .orderBy(asc(readFailures.retryAt))
+      .limit(limit);
+    return rows.map((row) => ({ ...row, failing: true }));
+  }
+
+  async function postponeReadFailures(rows: PostponedReadFailure[]) {
+    if (rows.length === 0) return;
+    await db.transaction(async (tx) => {
+      for (const row of rows) {
+        await tx
+          .update(readFailures)
+          .set({
+            reason: row.reason,
+            blockNumber: row.blockNumber,
+            attempts: row.attempts,
+            retryAt: row.retryAt,
+          })
+          .where(
+            and(
+              eq(readFailures.season, row.season),
+              eq(readFailures.citizenId, row.citizenId),
+              eq(readFailures.read, "tokenURI"),
+            ),
+          );
+      }
+    });
+  }
+
+  return {
+    readFailures: () => db.select().from(readFailures),
+    updateMetadata,
+    storedMetadata,
+    dueReadFailures,
+    postponeReadFailures,
+  };
+}
