@@ -147,7 +147,7 @@ export function createFollower({
       return worker;
     },
 
-    /** Stops the scheduler refresh (at once, before any await) and the head watch, then the worker. */
+    /** Stops the scheduler refresh (before any await) and the head watch, then the worker. */
     async close() {
       clearInterval(timer);
       timer = undefined;

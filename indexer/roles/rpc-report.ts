@@ -20,7 +20,8 @@ export interface RpcReportDeps {
 
 export function createRpcReport({ metrics, store, log }: RpcReportDeps) {
   let timer: ReturnType<typeof setInterval> | undefined;
-  // This process's calls already added to rpc_calls; reports run one at a time, so none counts twice.
+  // This process's calls already added to rpc_calls; reports run one at a time, so none counts
+  // twice.
   let reported: Record<string, number> = {};
   let report: Promise<void> | undefined;
 
