@@ -154,7 +154,8 @@ begin
       c.identity_id, c.item_cache_id, c.land_deed_id, c.name, c.image, c.is_hand,
       s.credit_yield, s.identity_points, s.vault_id, s.vault_credit_multiplier, s.vault_multiplier,
       s.staked_vault_id, s.has_vault, s.timelock_duration, s.timelock_multiplier,
-      s.timelock_end_time, h.staked_bytes, h.bytes_points, s.base_points + h.bytes_points
+      s.timelock_end_time, h.staked_bytes, h.bytes_points,
+      (s.base_points + h.bytes_points)::numeric(78, 0)
     from versions h
     join citizen_stakes s on s.block_number = h.stake_block_number and s.log_index = h.stake_log_index
     join citizens c on c.season = h.season and c.citizen_id = h.citizen_id;
