@@ -115,7 +115,12 @@ COMMENT ON FUNCTION "project_staked_citizens"(bigint, bigint) IS 'The staked-cit
 -- citizens (a JSON array of {season, citizen_id}), only those. A block beyond the indexed block
 -- is refused (the tables do not know it yet): an error rather than today's rows.
 CREATE OR REPLACE FUNCTION "staked_citizens_at"("at_block" bigint, "wallet" text DEFAULT NULL, "citizens" jsonb DEFAULT NULL)
-RETURNS SETOF "staked_citizens" LANGUAGE plpgsql STABLE AS $$
+RETURNS SETOF "staked_citizens" LANGUAGE plpgsql STABLE
+-- Custom plans would re-plan the query below on every call (its generic plan costs all three
+-- branches, so Postgres would never pick it); generic, the branches not asked for are skipped by
+-- their one-time filters. Every state found is joined to its stake and its citizen by primary
+-- key: the generic plan cannot know how few states a call finds and would hash whole tables.
+SET plan_cache_mode = force_generic_plan SET enable_hashjoin = off SET enable_mergejoin = off AS $$
 declare
   indexed bigint;
 begin
