@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { sql } from "drizzle-orm";
 import { stakedCitizensAt } from "../../db/as-of.ts";
-import { stakedCitizens } from "../../db/schema.ts";
+import { stakedCitizens, stakedCitizensHistory } from "../../db/schema.ts";
 import { citizenStakers, verifyAgainstChain } from "../../ops/verify.ts";
 import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
 import { indexDevnet, type TestIndexer } from "../support/indexer.ts";
@@ -57,6 +58,31 @@ describe("staked citizens as of any block", () => {
       checked += (await stakedCitizensAt(db, at)).length;
     }
     expect(checked).toBeGreaterThan(100);
+  });
+
+  test("the upgrade migration's backfill rebuilds the same history from the stored rows", async () => {
+    const db = harness.indexer.database.db;
+    const migration = await Bun.file(
+      new URL("../../db/migrations/0008_as_of_history.sql", import.meta.url),
+    ).text();
+    const backfill = migration.trim().split("--> statement-breakpoint").at(-1)!;
+    expect(backfill).toContain("project_staked_citizens");
+    const history = () =>
+      db
+        .select()
+        .from(stakedCitizensHistory)
+        .orderBy(
+          stakedCitizensHistory.season,
+          stakedCitizensHistory.citizenId,
+          stakedCitizensHistory.validFrom,
+        );
+    const written = await history();
+    expect(written.length).toBeGreaterThan(100);
+    await db.transaction(async (tx) => {
+      await tx.delete(stakedCitizensHistory);
+      await tx.execute(sql.raw(backfill));
+    });
+    expect(await history()).toEqual(written);
   });
 
   test("at the indexed block it equals the live projection, and one wallet's is a slice of it", async () => {
