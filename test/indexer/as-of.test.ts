@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { fileURLToPath } from "node:url";
 import { sql } from "drizzle-orm";
 import { stakedCitizensAt } from "../../db/as-of.ts";
 import { stakedCitizens, stakedCitizensHistory } from "../../db/schema.ts";
@@ -62,9 +63,13 @@ describe("staked citizens as of any block", () => {
 
   test("the upgrade migration's backfill rebuilds the same history from the stored rows", async () => {
     const db = harness.indexer.database.db;
-    const migration = await Bun.file(
-      new URL("../../db/migrations/0008_as_of_history.sql", import.meta.url),
-    ).text();
+    // The migration that created the history (found by content: the lead renumbers on merge).
+    const folder = fileURLToPath(new URL("../../db/migrations", import.meta.url));
+    const files = [...new Bun.Glob("*.sql").scanSync({ cwd: folder, absolute: true })].sort();
+    const texts = await Promise.all(files.map((file) => Bun.file(file).text()));
+    const migration = texts.find((text) =>
+      text.includes('CREATE FUNCTION "project_staked_citizens"'),
+    )!;
     const backfill = migration.trim().split("--> statement-breakpoint").at(-1)!;
     expect(backfill).toContain("project_staked_citizens");
     const history = () =>
