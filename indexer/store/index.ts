@@ -127,8 +127,8 @@ export interface IndexerStore {
   storedMetadata(after: CitizenKeyRow | undefined, limit: number): Promise<StoredMetadata[]>;
   /**
    * Rebuilds the staked-citizen history and staked_citizens from the stored event log and reads
-   * alone (no RPC), in one
-   * transaction: readers see the old rows until it commits, writers wait for it.
+   * alone (no RPC), in one transaction: readers see the old rows until it commits, writers wait
+   * for it.
    */
   reproject(): Promise<{ citizens: number; indexedBlock: bigint }>;
   /**

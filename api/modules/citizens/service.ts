@@ -2,7 +2,8 @@
  * Reads of staked citizens: one prepared statement per request, which also checks the request's
  * token and answers the indexed block and data version (one round trip). An as-of read (`at`)
  * reads the same columns from `staked_citizens_at(block, wallet, citizens)` (migrations 0005 and
- * 0008: index lookups in the staked-citizen history) instead of the table, and its statement also answers the available range and the finality boundary.
+ * 0008: index lookups in the staked-citizen history) instead of the table, and its statement
+ * also answers the available range and the finality boundary.
  */
 import { and, asc, desc, eq, getTableColumns, type SQL, sql } from "drizzle-orm";
 import type { PgColumn } from "drizzle-orm/pg-core";
