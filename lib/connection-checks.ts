@@ -122,7 +122,7 @@ export async function checkRpc(
     return await client.getChainId();
   } catch (error) {
     throw new Unreachable(
-      `${source} (${safeUrl(url, { keepPath: false })}): the node does not answer: ${describeCause(error)}`,
+      `${source} (${safeUrl(url)}): the node does not answer: ${describeCause(error)}`,
     );
   }
 }
