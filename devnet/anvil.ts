@@ -18,6 +18,9 @@ export const DEVNET_CHAIN_ID = 31337;
  */
 export const DEFAULT_KEPT_STATES = 100_000;
 
+/** How long a start waits for anvil to bind its port, unless told otherwise. */
+export const ANVIL_START_TIMEOUT_MS = 15_000;
+
 /** Large enough that a block holds every transaction the scenario sends for it. */
 export const DEFAULT_BLOCK_GAS_LIMIT = 1_000_000_000n;
 
@@ -204,7 +207,7 @@ export async function startAnvil(options: AnvilOptions = {}): Promise<AnvilNode>
     clearTimeout(escalate);
   };
 
-  const timeoutMs = options.startTimeoutMs ?? 15_000;
+  const timeoutMs = options.startTimeoutMs ?? ANVIL_START_TIMEOUT_MS;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const port = await Promise.race([
     bound,

@@ -11,9 +11,11 @@ import { createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort } from "../../devnet/anvil.ts";
+import { CHECK_TIMEOUT_MS } from "../../lib/connection-checks.ts";
 import { createScratchDatabase } from "../../scratch/database.ts";
 import { createScratchRedisPrefix } from "../../scratch/redis.ts";
 import { runCommand, startCommand } from "../support/commands.ts";
+import { LOADED_MACHINE_MS } from "../support/time.ts";
 
 const SECRET = {
   user: "userSecret7f3a9c",
@@ -28,11 +30,8 @@ const withSecrets = (origin: string) =>
   origin.replace("://", `://${SECRET.user}:${SECRET.password}@`) +
   `/v3/${SECRET.path}?apikey=${SECRET.query}`;
 
-/**
- * checkRpc gives a node 5 s; the API's /readyz 2 s. Processes start in a second or two on an
- * idle machine; the bound is generous for a loaded one.
- */
-const PROCESS_MS = 60_000;
+/** A command's start and its first check of the node (bounded by the check's timeout). */
+const PROCESS_MS = CHECK_TIMEOUT_MS.rpc + LOADED_MACHINE_MS;
 
 let database: Awaited<ReturnType<typeof createScratchDatabase>>;
 const redis = createScratchRedisPrefix("secrets");
