@@ -118,7 +118,8 @@ export function registerSecretUrls(urls: readonly (string | undefined)[]): void 
       }
     }
     for (const piece of pieces) {
-      if (piece.length < 2 || piece === "/") continue;
+      // Shorter pieces would cut into ordinary words and are no key anyway.
+      if (piece.length < SECRET_PIECE_MIN_LENGTH / 2 || piece === "/") continue;
       for (const form of withDecoded(piece)) secretPieces.add(form);
     }
   }

@@ -136,7 +136,7 @@ describe("the demo", () => {
       demoDatabase.pathname = `/cs_demo_${process.pid}_${Date.now().toString(36)}`;
       try {
         const result = await runCommand(
-          ["scripts/demo.ts", "--events", DEMO_EVENTS],
+          ["scripts/demo.ts", "--events", DEMO_EVENTS, "--node-port", String(await freePort())],
           {
             PORT: String(holder.port),
             DEMO_DATABASE_URL: demoDatabase.toString(),
