@@ -11,6 +11,7 @@
  */
 import { eq } from "drizzle-orm";
 import postgres from "postgres";
+import { startDashboardServer } from "../client/example/serve.ts";
 import { createDatabase } from "../db/client.ts";
 import { ensureDatabase, runMigrations } from "../db/migrate.ts";
 import { indexerCheckpoints, stakedCitizens } from "../db/schema.ts";
@@ -46,11 +47,13 @@ async function recreateDatabase(url: string) {
 }
 
 const children: Bun.Subprocess[] = [];
+let dashboard: Awaited<ReturnType<typeof startDashboardServer>> | undefined;
 let node: Awaited<ReturnType<typeof startAnvil>> | undefined;
 const stop = new AbortController();
 const shutdown = async (code: number) => {
   if (stop.signal.aborted) return;
   stop.abort();
+  void dashboard?.stop();
   for (const child of children) child.kill("SIGTERM");
   await Promise.all(children.map((child) => child.exited));
   await node?.stop();
@@ -95,6 +98,8 @@ async function main() {
     redis.disconnect();
   }
   const port = process.env.PORT ?? "3000";
+  // The example dashboard on its own origin, which the API must then allow (CORS).
+  dashboard = await startDashboardServer({ port: 3002 }).catch(() => startDashboardServer());
   const env = {
     ...process.env,
     DATABASE_URL: databaseUrl,
@@ -104,6 +109,7 @@ async function main() {
     START_BLOCK: String(deployment.deployBlock),
     PORT: port,
     LOG_LEVEL: process.env.LOG_LEVEL ?? "warn",
+    CORS_ORIGINS: [process.env.CORS_ORIGINS, dashboard.origin].filter(Boolean).join(","),
   };
   const spawn = (name: string, command: string[]) => {
     const child = Bun.spawn(command, { env, stdout: "inherit", stderr: "inherit" });
@@ -150,6 +156,8 @@ async function main() {
 The devnet, the indexer and the API are running. Try:
 
   curl -s -H 'Authorization: Bearer ${token}' '${url}'
+
+Dashboard (live, on another origin): ${dashboard.pageUrl({ apiUrl: `http://127.0.0.1:${port}`, token, address: citizen.staker })}
 
 Also: http://127.0.0.1:${port}/docs (API docs), http://127.0.0.1:${port}/readyz,
       DATABASE_URL=${databaseUrl} QUEUE_PREFIX=${DEMO_QUEUE_PREFIX} RPC_URL=${node.rpcUrl} STAKER_ADDRESS=${deployment.addresses.staker} bun scripts/cli.ts status

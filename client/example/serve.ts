@@ -52,8 +52,11 @@ export async function startDashboardServer(options: { hostname?: string; port?: 
     /** The page's origin: what the API's CORS_ORIGINS must hold. */
     origin,
     /** The page for one wallet; the settings ride in the fragment, never sent to this server. */
-    pageUrl: ({ apiUrl, token, address }: DashboardConfig) =>
-      `${origin}/#${new URLSearchParams({ api: apiUrl, token, address })}`,
+    pageUrl: ({ apiUrl, token, address }: DashboardConfig) => {
+      const fragment = new URLSearchParams({ api: apiUrl, token, address }).toString();
+      // ":" and "/" are plain fragment characters: the printed URL stays readable.
+      return `${origin}/#${fragment.replaceAll("%3A", ":").replaceAll("%2F", "/")}`;
+    },
     stop: () => server.stop(true),
   };
 }
