@@ -29,9 +29,11 @@ export interface WatchOptions {
   onChange?: (live: LiveCitizens, change: Change) => void;
   /** Called once with the error that ended the stream for good (a 401, a bad address). */
   onError?: (error: ApiProblem) => void;
-  /** Resume from a `synced` id kept earlier; the map then starts empty, so give it only with `citizens`. */
+  /**
+   * Resume from a `synced` id kept earlier (`live.lastEventId`), with the citizens held as of it
+   * in `citizens`; that Map is then the one updated.
+   */
   lastEventId?: string;
-  /** The citizens held as of `lastEventId`. */
   citizens?: Map<string, Citizen>;
 }
 

@@ -205,6 +205,63 @@ describe("the dashboard client on a devnet", () => {
     await live.done;
   }, 120_000);
 
+  test("a resume the server cannot place gets a reset: the map is emptied and refilled", async () => {
+    const client = clientWith(api.token);
+    const head = Number(await indexer.waitForHead());
+    // What a client held before a reorg took its block back: a block beyond the indexed one,
+    // and a citizen the wallet does not hold.
+    const stale = new Map(await listing());
+    const gone = { ...stale.get("s2:60002")!, id: "99999" };
+    stale.set("s2:99999", gone);
+    const changes: Change[] = [];
+    const live = client.watch(WALLET, {
+      lastEventId: String(head + 1_000),
+      citizens: stale,
+      onChange: (_, change) => changes.push(change),
+    });
+    await live.ready;
+    expect(changes[0]!.reset).toBe(true);
+    expect(live.citizens).toBe(stale);
+    expect(live.citizens.has("s2:99999")).toBe(false);
+    await settled(live);
+    live.close();
+    await live.done;
+  }, 60_000);
+
+  test("a call beyond the rate limit waits for Retry-After and then answers", async () => {
+    const limited = await createApiHarness({
+      databaseUrl: indexer.database.url,
+      settings: { rateLimitPerMinute: 2 },
+    });
+    const limitedServer = limited.app.listen({ hostname: "127.0.0.1", port: 0 });
+    try {
+      const statuses: number[] = [];
+      const client = createStakingClient({
+        baseUrl: `http://127.0.0.1:${limitedServer.server!.port}`,
+        token: limited.token,
+        fetch: async (input, init) => {
+          const response = await fetch(input, init);
+          statuses.push(response.status);
+          return response;
+        },
+      });
+      await client.list(WALLET);
+      await client.list(WALLET, { type: "s1" });
+      const refusedAt = Date.now();
+      const third = await client.list(WALLET, { type: "s2" });
+      const s2 = [...(await listing()).values()].filter((item) => item.type === "s2");
+      expect(third.items).toEqual(s2);
+      expect(s2.length).toBeGreaterThan(0);
+      expect(statuses).toContain(429);
+      expect(statuses.at(-1)).toBe(200);
+      // The window is a minute: the wait ended with it, never before a second.
+      expect(Date.now() - refusedAt).toBeGreaterThanOrEqual(1_000);
+    } finally {
+      await limitedServer.stop(true);
+      await limited.close();
+    }
+  }, 150_000);
+
   test("a stream beyond the token's bound waits out its 429 and starts once a slot frees", async () => {
     const client = clientWith(api.token);
     const first = client.watch(WALLET);
