@@ -17,6 +17,7 @@
 import { parseArgs } from "node:util";
 import { eq } from "drizzle-orm";
 import postgres from "postgres";
+import { startDashboardServer } from "../client/example/serve.ts";
 import { createDatabase } from "../db/client.ts";
 import { ensureDatabase, runMigrations } from "../db/migrate.ts";
 import { indexerCheckpoints, stakedCitizens } from "../db/schema.ts";
@@ -92,11 +93,13 @@ async function recreateDatabase(url: string) {
 }
 
 const children: Bun.Subprocess[] = [];
+let dashboard: Awaited<ReturnType<typeof startDashboardServer>> | undefined;
 let node: Awaited<ReturnType<typeof startAnvil>> | undefined;
 const stop = new AbortController();
 const shutdown = async (code: number) => {
   if (stop.signal.aborted) return;
   stop.abort();
+  void dashboard?.stop();
   for (const child of children) child.kill("SIGTERM");
   await Promise.all(children.map((child) => child.exited));
   await node?.stop();
@@ -141,6 +144,8 @@ async function main() {
     await queues.close();
     redis.disconnect();
   }
+  // The example dashboard on its own origin, which the API must then allow (CORS).
+  dashboard = await startDashboardServer({ port: 3002 }).catch(() => startDashboardServer());
   const env = {
     ...process.env,
     DATABASE_URL: databaseUrl,
@@ -149,6 +154,7 @@ async function main() {
     STAKER_ADDRESS: deployment.addresses.staker,
     START_BLOCK: String(deployment.deployBlock),
     LOG_LEVEL: process.env.LOG_LEVEL ?? "warn",
+    CORS_ORIGINS: [process.env.CORS_ORIGINS, dashboard.origin].filter(Boolean).join(","),
   };
   // Each child runs until the demo stops it; one that ends by itself ends the demo, unless
   // `retry` takes it over.
@@ -222,6 +228,8 @@ async function main() {
 The devnet, the indexer and the API are running. Try:
 
   curl -s -H 'Authorization: Bearer ${token}' '${url}'
+
+Dashboard (live, on another origin): ${dashboard.pageUrl({ apiUrl: `http://127.0.0.1:${port}`, token, address: citizen.staker })}
 
 Also: http://127.0.0.1:${port}/docs (API docs), http://127.0.0.1:${port}/readyz,
       DATABASE_URL=${databaseUrl} QUEUE_PREFIX=${queuePrefix} RPC_URL=${node.rpcUrl} STAKER_ADDRESS=${deployment.addresses.staker} bun scripts/cli.ts status
