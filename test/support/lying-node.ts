@@ -18,8 +18,11 @@ type RpcLog = { blockNumber: string };
 const BLOCK_PARAM: Record<string, number> = { eth_call: 1, eth_getCode: 1 };
 
 export function startLyingNode(upstream: string) {
-  /** Blocks whose logs the next eth_getLogs range answer holding them leaves out, once each. */
-  const dropOnce = new Set<bigint>();
+  /**
+   * Blocks whose logs the next eth_getLogs range answer holding them leaves out, once each, with
+   * the address whose queries lie (any query when absent).
+   */
+  const dropOnce = new Map<bigint, string | undefined>();
   let callShift: "next-block" | "latest" | undefined;
   let refuseBlockHash: { error: RpcErrorAnswer; left: number } | undefined;
   let ignoreBlockHash = false;
@@ -74,15 +77,22 @@ export function startLyingNode(upstream: string) {
   };
 
   const dropLogs = (call: RpcCall, answer: RpcAnswer): RpcAnswer => {
-    const filter = call.params?.[0] as { fromBlock?: string } | undefined;
+    const filter = call.params?.[0] as { fromBlock?: string; address?: unknown } | undefined;
     // Only range queries lie: a query by block hash is the indexer asking that block again.
     if (call.method !== "eth_getLogs" || !filter?.fromBlock || !Array.isArray(answer.result)) {
       return answer;
     }
+    const lies = (block: bigint) => {
+      if (!dropOnce.has(block)) return false;
+      const address = dropOnce.get(block);
+      return address === undefined || String(filter.address).toLowerCase() === address;
+    };
     const logs = answer.result as RpcLog[];
-    const kept = logs.filter((log) => !dropOnce.has(BigInt(log.blockNumber)));
+    const kept = logs.filter((log) => !lies(BigInt(log.blockNumber)));
     if (kept.length === logs.length) return answer;
-    for (const log of logs) dropOnce.delete(BigInt(log.blockNumber));
+    for (const log of logs) {
+      if (lies(BigInt(log.blockNumber))) dropOnce.delete(BigInt(log.blockNumber));
+    }
     counts.droppedLogs += logs.length - kept.length;
     return { ...answer, result: kept };
   };
@@ -115,9 +125,12 @@ export function startLyingNode(upstream: string) {
   return {
     url: `http://127.0.0.1:${server.port}`,
     counts,
-    /** The next eth_getLogs range answer holding `block`'s logs leaves them all out. */
-    dropLogsOnce(block: bigint) {
-      dropOnce.add(block);
+    /**
+     * The next eth_getLogs range answer holding `block`'s logs leaves them all out; with
+     * `address`, only an answer to a query for that one address's logs.
+     */
+    dropLogsOnce(block: bigint, address?: string) {
+      dropOnce.set(block, address?.toLowerCase());
     },
     /** eth_calls at a block number are answered at the next block's number, or at `latest`. */
     shiftCallsByNumber(shift: "next-block" | "latest" | undefined) {
