@@ -18,6 +18,8 @@ import { stakingActions } from "../support/staking.ts";
 
 /** The wallet that sends the staker tokens without staking them. */
 const SENDER: Address = "0x00000000000000000000000000000000000c4a21";
+/** The wallet whose block's answer keeps one Stake and drops the other. */
+const PARTIAL: Address = "0x00000000000000000000000000000000000c4a22";
 
 describe("a getLogs answer that leaves out one block's staker logs", () => {
   let devnet: ScenarioDevnet;
@@ -99,7 +101,7 @@ describe("a getLogs answer that leaves out one block's staker logs", () => {
     const node = lyingNode();
     const block = lastCitizenStakeBlock();
     // Only the staker's answer lies: the Transfers of the block are the check's evidence.
-    node.dropLogsOnce(block, devnet.deployment.addresses.staker);
+    node.dropLogsOnce(block, { address: devnet.deployment.addresses.staker });
     const harness = await indexDevnet(devnet, {
       label: "missing-logs-chunks",
       rpcUrl: node.url,
@@ -111,6 +113,40 @@ describe("a getLogs answer that leaves out one block's staker logs", () => {
       stakerLogs.filter((log) => log.blockNumber === block).length,
     );
     expect(await harness.mismatches(chainStakers())).toEqual([]);
+  });
+
+  test("on the chunk path, an answer that keeps a block's other logs and drops one Stake is caught", async () => {
+    const actions = stakingActions(devnet.client, devnet.deployment);
+    const { staker, s1Citizen } = devnet.deployment.addresses;
+    const ids = [70_011n, 70_012n];
+    await actions.wallet(PARTIAL);
+    await actions.mine(ids.map((id) => actions.mintS1(PARTIAL, id)));
+    const block = await actions.mine(ids.map((id) => actions.stake(PARTIAL, 1, id)));
+    const last = await actions.mine([]);
+    const { hash } = await devnet.client.getBlock({ blockNumber: block });
+    const inBlock = parseEventLogs({
+      abi: mainnetStakerAbi,
+      logs: await devnet.client.getLogs({ address: staker, blockHash: hash }),
+    });
+    const dropped = inBlock.find(
+      (log) =>
+        log.eventName === "Stake" &&
+        getAddress(log.args.asset) === getAddress(s1Citizen) &&
+        log.args.amountOrTokenId === ids[1],
+    )!;
+    const node = lyingNode();
+    // The block keeps its two Claims and the other Stake: its bloom still admits staker logs.
+    node.dropLogsOnce(block, { address: staker, logIndex: dropped.logIndex });
+    const harness = await indexDevnet(devnet, {
+      label: "missing-logs-one-of-block",
+      rpcUrl: node.url,
+      options: { chunkSize: 20 },
+      to: last,
+    });
+    harnesses.push(harness);
+    expect(node.counts.droppedLogs).toBe(1);
+    expect(await eventsStoredAt(harness, block)).toBe(inBlock.length);
+    expect(await harness.mismatches([PARTIAL.toLowerCase()])).toEqual([]);
   });
 
   test("on the chunk path, tokens sent to the staker without a stake are asked again once and pass", async () => {
