@@ -290,6 +290,13 @@ describe("stakes read at a later block of their chunk", () => {
       expect(callsByMethod.eth_getBlockByNumber).toBe(3);
       // The staker's logs, the Transfers to the staker, the Transfers from it: one span each.
       expect(callsByMethod.eth_getLogs).toBe(3);
+
+      // A provider capped at 500 blocks a query: all three are split into the governor's spans.
+      const capped = await harness.open({ rpcUrl: proxy.url, maxLogRange: 500 });
+      proxy.reset();
+      const again = await fetchRange(capped.deps, { from, to });
+      expect(again.events).toEqual(write.events);
+      expect(proxy.tally().callsByMethod.eth_getLogs).toBe(3 * 4);
     } finally {
       await proxy.stop();
     }
