@@ -15,6 +15,7 @@ import { INDEXED_BLOCK_HEADER } from "./indexed-block.ts";
 import { createAdmission, readBearerToken } from "./modules/auth/index.ts";
 import { createRateLimiter } from "./modules/auth/rate-limit.ts";
 import { createTokenService } from "./modules/auth/token.ts";
+import { createTokenUsage } from "./modules/auth/usage.ts";
 import { CITIZENS_PREFIX, citizensModule } from "./modules/citizens/index.ts";
 import { AS_OF_BLOCK_HEADER } from "./modules/citizens/model.ts";
 import { createCitizensService } from "./modules/citizens/service.ts";
@@ -49,6 +50,8 @@ export interface ApiSettings {
   responseCacheEntries?: number;
   /** Limits of the live stream (modules/stream); its defaults otherwise. */
   stream?: Partial<StreamSettings>;
+  /** How often tokens' last use goes to Postgres (modules/auth/usage.ts); a minute otherwise. */
+  tokenUsageFlushMs?: number;
 }
 
 export interface AppDependencies {
@@ -62,6 +65,12 @@ export interface AppDependencies {
    * the response cache still serves only current bodies, but keeps old ones until replaced.
    */
   watchIndexedBlock?: (onMove: () => void) => void;
+  /**
+   * Calls back with a token's id when it is revoked (Postgres NOTIFY, see connections.ts), and
+   * with none when the listener (re)connects (notifications meanwhile are lost); without it an
+   * open stream of a revoked token lasts until its idle close.
+   */
+  watchRevokedTokens?: (onRevoked: (tokenId?: number) => void) => void;
   log?: Logger;
 }
 
@@ -77,6 +86,7 @@ export function createApp({
   settings,
   chainHead,
   watchIndexedBlock,
+  watchRevokedTokens,
   log = logger("api"),
 }: AppDependencies) {
   const tokens = createTokenService(db);
@@ -87,7 +97,13 @@ export function createApp({
     perMinute: settings.rateLimitPerMinute,
     log,
   });
-  const admit = createAdmission({ limiter, rateLimitPerMinute: settings.rateLimitPerMinute });
+  // Closed on stop too: the uses noted since the last flush are written.
+  const usage = createTokenUsage({ db, flushEveryMs: settings.tokenUsageFlushMs, log });
+  const admit = createAdmission({
+    limiter,
+    rateLimitPerMinute: settings.rateLimitPerMinute,
+    usage,
+  });
   const cache = createResponseCache(settings.responseCacheEntries ?? 0);
   if (cache.enabled) watchIndexedBlock?.(() => cache.clear());
 
@@ -126,9 +142,9 @@ export function createApp({
             maxAge: 600,
           }),
     )
-    .onStop(() => limiter.close())
+    .onStop(() => Promise.all([limiter.close(), usage.close()]))
     .use(accessLog(log))
-    .use(metricsModule({ db, cache }))
+    .use(metricsModule({ db, cache, chainHead }))
     .use(docsModule())
     .onError(async ({ code, error, request, set }) => {
       let problem = toProblem(code, error, request.method);
@@ -174,6 +190,7 @@ export function createApp({
         admit,
         images: { s1: settings.imageTemplateS1, s2: settings.imageTemplateS2 },
         watchIndexedBlock,
+        watchRevokedTokens,
         settings: settings.stream,
         log,
       }),

@@ -3,6 +3,9 @@ import IORedis from "ioredis";
 import { createDatabase } from "../db/client.ts";
 import { INDEXED_BLOCK_CHANNEL } from "./indexed-block.ts";
 
+/** The channel migration 0009's trigger notifies with a token's id when it is revoked. */
+const REVOKED_TOKEN_CHANNEL = "api_token_revoked";
+
 export interface ConnectionOptions {
   databaseUrl: string;
   redisUrl: string;
@@ -37,6 +40,22 @@ export function openConnections({ databaseUrl, redisUrl, poolSize }: ConnectionO
         // Postgres unreachable at start: the cache then only serves bodies whose version the
         // request's own token check confirms, which stays correct.
       });
+    },
+    /**
+     * LISTENs for revoked tokens (migration 0009's trigger; the payload is the token's id). A
+     * (re)connect calls back with no id: a revocation may have been missed, so open streams
+     * check their tokens again.
+     */
+    watchRevokedTokens(onRevoked: (tokenId?: number) => void) {
+      database.client
+        .listen(
+          REVOKED_TOKEN_CHANNEL,
+          (payload) => onRevoked(Number(payload)),
+          () => onRevoked(),
+        )
+        .catch(() => {
+          // Postgres unreachable at start: streams cannot open without it either.
+        });
     },
     async close() {
       redis.disconnect();

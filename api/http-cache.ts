@@ -13,18 +13,14 @@
 export const CACHE_CONTROL = "private, no-cache";
 
 /**
- * An answer as of a block at or below the finality boundary never changes: a year, the longest
- * max-age RFC 9111 suggests, and `immutable` so a browser does not even revalidate on reload.
- * Still private: it needs a token.
+ * The ETag of an answer as of a final block (at or below the finality boundary): its block, its
+ * resource and its body. The rows of a final block do not change, but every record carries the
+ * citizen's current name and image, which `refresh-metadata` may change, so no answer is
+ * immutable and the ETag follows the body itself. It holds across data versions as long as the
+ * body is the same: a chart of old blocks revalidates for a 304 after each new block.
  */
-export const IMMUTABLE_CACHE_CONTROL = "private, max-age=31536000, immutable";
-
-/**
- * The ETag of a final answer names its block rather than the data version, which moves with
- * every indexed block: If-None-Match with it gets a 304 for good.
- */
-export function immutableEtagFor(block: bigint, resource: string): string {
-  return `"block-${block}.${Bun.hash(resource).toString(36)}"`;
+export function finalEtagFor(block: bigint, resource: string, body: string): string {
+  return `"block-${block}.${Bun.hash(resource).toString(36)}.${Bun.hash(body).toString(36)}"`;
 }
 
 /** A strong ETag: the same version and resource always give the same bytes. */

@@ -19,10 +19,10 @@ const HEADERS = {
   },
   caching: {
     etag: text(
-      "the data version and the resource (for an as-of answer at a final block: the block and the resource); send it back as If-None-Match",
+      "the data version and the resource (for an as-of answer at a final block: the block, the resource and the body); send it back as If-None-Match",
     ),
     "cache-control": text(
-      '"private, no-cache": keep it, but ask again (a 304 while unchanged); "private, max-age=31536000, immutable" for an as-of answer at or below the finality boundary',
+      '"private, no-cache" on every answer: keep it, but ask again (a 304 while unchanged); as-of answers at final blocks too, since they carry the current name and image',
     ),
   },
   retryAfter: {

@@ -11,8 +11,6 @@ export interface CachedResponse {
   version: string;
   etag: string;
   body: string;
-  /** An answer as of a final block: served at any version (until the next clear). */
-  final?: boolean;
 }
 
 export function createResponseCache(maxEntries: number) {

@@ -5,7 +5,7 @@
 import { runMain } from "./support/flags.ts";
 import { log } from "./support/report.ts";
 
-export const BENCHMARKS = ["backfill", "lag", "api"] as const;
+export const BENCHMARKS = ["backfill", "mainnet", "lag", "api"] as const;
 
 export class BenchmarkFailed extends Error {
   override name = "BenchmarkFailed";

@@ -114,13 +114,15 @@ function copyRows(logs: RawLog[]): string {
 
 /**
  * Fetches the range chunk by chunk (the next fetch overlapping the current COPY), from `rpcUrl`:
- * the node itself or a proxy in front of it.
+ * the node itself or a proxy in front of it. `range` is the scenario's by default (bench/mainnet
+ * passes the same blocks as a sparse chain numbers them).
  */
-async function measureLimit(
+export async function measureLimit(
   scenario: CachedScenario,
   node: BenchAnvil,
   rpcUrl: string,
   chunkSize: number,
+  range = { from: scenario.deployment.deployBlock, to: scenario.head },
 ) {
   const database = await createScratchDatabase("bench_limit");
   const sql = postgres(database.url, { max: 1, onnotice: () => {} });
@@ -129,7 +131,7 @@ async function measureLimit(
       block_number bigint not null, log_index integer not null, block_hash text not null,
       transaction_hash text not null, topics text[] not null, data text not null,
       primary key (block_number, log_index))`;
-    const ranges = chunks(scenario.deployment.deployBlock, scenario.head, chunkSize);
+    const ranges = chunks(range.from, range.to, chunkSize);
     const staker = scenario.deployment.addresses.staker;
     const cpuBefore = await cpuByRole({ anvil: node.pid });
     const started = performance.now();

@@ -24,7 +24,8 @@ export class LagRunStalled extends Error {
 }
 
 const POLL_MS = 10;
-const TARGET_P95_MS = 1_000;
+/** Issue 22: p95 at most 50 ms from the block at the node to the API serving it. */
+const TARGET_P95_MS = 50;
 
 async function blockNumber(rpcUrl: string): Promise<bigint> {
   const response = await fetch(rpcUrl, {
@@ -270,9 +271,9 @@ async function main() {
       maxMs: sorted.at(-1) ?? null,
       meanMs: round(sorted.reduce((sum, ms) => sum + ms, 0) / Math.max(1, sorted.length), 1),
     };
-    const met = summary.p95Ms < TARGET_P95_MS;
+    const met = summary.p95Ms <= TARGET_P95_MS;
     console.log(
-      `\nhead lag over ${summary.blocks} blocks, one every ${intervalMs} ms, ${transactionsPerBlock} transactions each; follow tick every ${followIntervalMs} ms (target p95 < ${TARGET_P95_MS} ms)\n`,
+      `\nhead lag over ${summary.blocks} blocks, one every ${intervalMs} ms, ${transactionsPerBlock} transactions each; follow tick every ${followIntervalMs} ms (target p95 ≤ ${TARGET_P95_MS} ms)\n`,
     );
     console.log(
       table([

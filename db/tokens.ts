@@ -14,13 +14,33 @@ export function hashToken(token: string): string {
   return createHash("sha256").update(token, "utf8").digest("hex");
 }
 
-/** Creates a token; the returned `token` is the only copy there will ever be. */
-export async function createToken(db: Database, label: string) {
+/**
+ * Creates a token; the returned `token` is the only copy there will ever be. With
+ * `expiresInSeconds` it stops working that long after now (the database's clock, the one the
+ * API judges it by).
+ */
+export async function createToken(
+  db: Database,
+  label: string,
+  { expiresInSeconds }: { expiresInSeconds?: number } = {},
+) {
   const token = `${TOKEN_PREFIX}${randomBytes(32).toString("base64url")}`;
   const [row] = await db
     .insert(apiTokens)
-    .values({ label, tokenHash: hashToken(token) })
-    .returning({ id: apiTokens.id, label: apiTokens.label, createdAt: apiTokens.createdAt });
+    .values({
+      label,
+      tokenHash: hashToken(token),
+      expiresAt:
+        expiresInSeconds === undefined
+          ? null
+          : sql`now() + make_interval(secs => ${expiresInSeconds})`,
+    })
+    .returning({
+      id: apiTokens.id,
+      label: apiTokens.label,
+      createdAt: apiTokens.createdAt,
+      expiresAt: apiTokens.expiresAt,
+    });
   return { ...row!, token };
 }
 
@@ -31,12 +51,19 @@ export function listTokens(db: Database) {
       label: apiTokens.label,
       createdAt: apiTokens.createdAt,
       revokedAt: apiTokens.revokedAt,
+      expiresAt: apiTokens.expiresAt,
+      expired: sql<boolean>`coalesce(${apiTokens.expiresAt} <= now(), false)`,
+      lastUsedAt: apiTokens.lastUsedAt,
     })
     .from(apiTokens)
     .orderBy(asc(apiTokens.id));
 }
 
-/** Revokes a token at once (the API does not cache tokens). False when no live token has that id. */
+/**
+ * Revokes a token at once: the API checks tokens on every request, and the trigger of migration
+ * 0009 tells every API instance to end the token's open streams. False when no live token has
+ * that id.
+ */
 export async function revokeToken(db: Database, id: number): Promise<boolean> {
   const rows = await db
     .update(apiTokens)
@@ -44,4 +71,23 @@ export async function revokeToken(db: Database, id: number): Promise<boolean> {
     .where(and(eq(apiTokens.id, id), isNull(apiTokens.revokedAt)))
     .returning({ id: apiTokens.id });
   return rows.length > 0;
+}
+
+/** How far behind `last_used_at` may fall: one write per token per this long, at most. */
+export const LAST_USED_PRECISION_SECONDS = 60;
+
+/**
+ * Records when tokens were last used, one statement for all of them. A token whose stored time
+ * is less than LAST_USED_PRECISION_SECONDS older is left alone, so however many API instances
+ * report it, a token's row is written at most once a minute.
+ */
+export async function recordTokenUse(db: Database, uses: Map<number, Date>): Promise<void> {
+  if (uses.size === 0) return;
+  const rows = [...uses].map(([id, at]) => sql`(${id}::int, ${at.toISOString()}::timestamptz)`);
+  await db.execute(sql`
+    update ${apiTokens} set last_used_at = used.at
+    from (values ${sql.join(rows, sql`, `)}) as used(id, at)
+    where ${apiTokens.id} = used.id
+      and (${apiTokens.lastUsedAt} is null
+        or ${apiTokens.lastUsedAt} < used.at - make_interval(secs => ${LAST_USED_PRECISION_SECONDS}))`);
 }

@@ -11,6 +11,7 @@ import { discoverContracts } from "./chain/contracts.ts";
 import { readChainTip } from "./chain/finality.ts";
 import { settleInferredHandFlag } from "./chain/hand-flag.ts";
 import { LogRangeGovernor, LogRangeTooLarge } from "./chain/logs.ts";
+import { RequestBudget } from "./chain/request-budget.ts";
 import { CitizenReadCache } from "./jobs/citizen-read-cache.ts";
 import { ChunkJobsParked, followTick } from "./jobs/follow.ts";
 import { indexRange } from "./jobs/index-range.ts";
@@ -59,6 +60,8 @@ export interface IndexerOptions {
   /** Blocks a follow tick indexes itself before it hands the range to chunk jobs. */
   inlineBlocks?: number;
   rpcTimeoutMs?: number;
+  /** This process's JSON-RPC calls per second over HTTP (RPC_MAX_REQUESTS_PER_SECOND); unset: no cap. */
+  rpcMaxRequestsPerSecond?: number;
   /**
    * For commands that only look (status): the queues write nothing to Redis. BullMQ otherwise
    * writes each queue's meta key when it connects, creating keys under any prefix it is given.
@@ -108,14 +111,20 @@ const RPC_REPORT_INTERVAL_MS = 5_000;
 export async function createIndexer(options: IndexerOptions) {
   const log = logger("indexer");
   const metrics = createIndexerMetrics();
+  const budget =
+    options.rpcMaxRequestsPerSecond === undefined
+      ? undefined
+      : new RequestBudget(options.rpcMaxRequestsPerSecond);
   const client = createChainClient(options.rpcUrl, {
     timeoutMs: options.rpcTimeoutMs,
     observer: metrics.rpc,
+    budget,
   });
   const logClient = createChainClient(options.rpcUrl, {
     timeoutMs: options.rpcTimeoutMs,
     jsonRpcBatch: false,
     observer: metrics.rpc,
+    budget,
   });
   const chainId = await client.getChainId();
   if (options.chainId !== undefined && options.chainId !== chainId) {

@@ -4,6 +4,7 @@
  * when Prometheus scrapes, so every process (follow, worker, backfill) reports the same truth.
  */
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import { withTimeout } from "../lib/with-timeout.ts";
 import type { RpcObserver } from "./chain/client.ts";
 
 /** What a scrape reads: the checkpoint, the chain tip, table counts and queue depths. */
@@ -193,11 +194,3 @@ export function createIndexerMetrics() {
 }
 
 export type IndexerMetrics = ReturnType<typeof createIndexerMetrics>;
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}

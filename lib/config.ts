@@ -3,6 +3,7 @@
  * and a bad value stops the process with a message that names the variable.
  */
 import { isAddress } from "viem";
+import { registerSecretUrls } from "./error-cause.ts";
 import { Refused } from "./fail.ts";
 
 export class ConfigError extends Refused {
@@ -10,6 +11,15 @@ export class ConfigError extends Refused {
 }
 
 const env = process.env;
+
+// Before any check: a malformed URL still carries its secrets.
+registerSecretUrls([
+  env.RPC_URL,
+  env.RPC_WS_URL,
+  env.DATABASE_URL,
+  env.REDIS_URL,
+  env.DEMO_DATABASE_URL,
+]);
 
 function text(name: string, fallback: string): string {
   const value = env[name];
@@ -165,6 +175,12 @@ function load() {
       followIntervalMs: integer("FOLLOW_INTERVAL_MS", 200, 10),
       /** Largest log query sent to the node; shrinks and grows with the provider's answers. */
       maxLogRange: integer("MAX_LOG_RANGE", 10_000, 1),
+      /**
+       * JSON-RPC calls per second this process sends over HTTP (a batch counts each call), so a
+       * provider key's budget is not hammered into 429s. Per process: processes sharing a key
+       * split its budget. Unset: no cap (a local or self-run node).
+       */
+      rpcMaxRequestsPerSecond: optionalInteger("RPC_MAX_REQUESTS_PER_SECOND", 1, 1_000_000),
       /**
        * How long a worker's hold on a job lasts without renewal: a worker killed mid-job gives
        * its chunk back to the queue about this long after it died.

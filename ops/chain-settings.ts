@@ -1,13 +1,14 @@
 import { existsSync } from "node:fs";
-import type { Address } from "viem";
+import type { Address, PublicClient } from "viem";
 import { mainnetStakerAbi as stakerAbi } from "../contracts/generated/MainnetStaker.ts";
 import { classifyCallFailure } from "../indexer/chain/call-failure.ts";
 import { createChainClient } from "../indexer/chain/client.ts";
 import { findDeploymentBlock } from "../indexer/chain/deployment-block.ts";
+import { isPrunedState } from "../indexer/chain/pruned-state.ts";
 import { type Config, ConfigError } from "../lib/config.ts";
 import { checkRpc, Misconfigured, nodeFailure } from "../lib/connection-checks.ts";
 import { readDeploymentFile } from "../lib/devnet-file.ts";
-import { safeUrl } from "../lib/error-cause.ts";
+import { describeCause, safeUrl } from "../lib/error-cause.ts";
 
 export interface ChainSettings {
   rpcUrl: string;
@@ -94,7 +95,7 @@ export async function checkChainSettings(settings: ChainSettings): Promise<numbe
   }
   const client = createChainClient(settings.rpcUrl, { retryCount: 0, timeoutMs: 5_000 });
   const where = `${settings.stakerSource} (${settings.staker})`;
-  const node = `${settings.rpcSource} (${safeUrl(settings.rpcUrl, { keepPath: false })})`;
+  const node = `${settings.rpcSource} (${safeUrl(settings.rpcUrl)})`;
   const code = await client.getCode({ address: settings.staker }).catch((error: unknown) => {
     throw nodeFailure(`${node} eth_getCode of ${where}`, error);
   });
@@ -114,5 +115,41 @@ export async function checkChainSettings(settings: ChainSettings): Promise<numbe
       `${where}: not a NeoTokyoStaker on chain ${chainId} (S1_CITIZEN() refused: ${failure.reason})`,
     );
   }
+  await checkArchiveState(client, settings);
   return chainId;
+}
+
+/**
+ * A full node answers reads at the head and fails them a few minutes into the past, so an
+ * indexer on one would start, then fail its first chunk's reads. This reads the staker at the
+ * start block (as the first chunk will) and names a node without that state at once.
+ */
+async function checkArchiveState(client: PublicClient, settings: ChainSettings): Promise<void> {
+  const why =
+    "an archive node is needed because the indexer reads the staker's views at the block of every stake, all the way back to the start block";
+  let startBlock: bigint;
+  const node = `${settings.rpcSource} (${safeUrl(settings.rpcUrl)})`;
+  try {
+    startBlock = await settings.startBlock();
+  } catch (error) {
+    if (!isPrunedState(error))
+      throw nodeFailure(`${node} finding the staker's deployment block`, error);
+    throw new Misconfigured(
+      `${settings.rpcSource} does not serve state at old blocks (finding the staker's deployment block failed): ${why}; set START_BLOCK or use an archive node (${describeCause(error)})`,
+    );
+  }
+  try {
+    await client.readContract({
+      address: settings.staker,
+      abi: stakerAbi,
+      functionName: "S1_CITIZEN",
+      blockNumber: startBlock,
+    });
+  } catch (error) {
+    if (!isPrunedState(error))
+      throw nodeFailure(`${node} S1_CITIZEN() at block ${startBlock}`, error);
+    throw new Misconfigured(
+      `${settings.rpcSource} does not serve state at block ${startBlock}: ${why} (the node said: ${describeCause(error)})`,
+    );
+  }
 }

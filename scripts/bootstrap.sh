@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the project needs on a machine that has only Node/npm: Bun, the dependencies
-# (anvil and solc come with them from npm), Debian's chromium (the docs page's browser test) and
-# wrk (the API benchmark's load generator), then checks that Postgres and Redis answer.
+# (anvil and solc come with them from npm), Debian's chromium (the docs page's browser test), wrk
+# (the API benchmark's load generator) and docker-compose (checks docker-compose.yml offline, no
+# Docker engine needed), then checks that Postgres and Redis answer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,6 +23,7 @@ fi
 missing=()
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v wrk >/dev/null 2>&1 || missing+=(wrk)
+command -v docker-compose >/dev/null 2>&1 || missing+=(docker-compose)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "bootstrap: installing ${missing[*]} from Debian" >&2
   as_root=()

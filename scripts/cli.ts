@@ -1,6 +1,10 @@
 #!/usr/bin/env bun
-/** The operator's command line: migrate, backfill, follow, reindex, status, verify, board, tokens. */
+/**
+ * The operator's command line: migrate, backfill, follow, reindex, status, verify, board, tokens,
+ * and the API (`api`), so one compiled binary runs the whole system.
+ */
 import { Command, CommanderError, InvalidArgumentError } from "commander";
+import { runApi } from "../api/server.ts";
 import { createDatabase, type Database } from "../db/client.ts";
 import { ensureDatabase, runMigrations } from "../db/migrate.ts";
 import { createToken, listTokens, revokeToken } from "../db/tokens.ts";
@@ -483,6 +487,12 @@ program
     "let operators retry failed jobs (every other change, such as clean, remove, promote or pause, stays refused)",
   )
   .action(async (options: { port: number; allowRetries?: boolean }) => {
+    // bull-board finds its page's 570 files in node_modules at run time, which the binary lacks.
+    if (Bun.isStandaloneExecutable) {
+      throw new Refused(
+        "board is not in the compiled binary: run `bun scripts/cli.ts board` from a source checkout",
+      );
+    }
     const { boardUser: user, boardPassword: password } = config.api;
     if (!user || !password) {
       throw new ConfigError(
@@ -515,6 +525,27 @@ program
     );
   });
 
+program
+  .command("api")
+  .description("serve the read API on HOST:PORT (what `bun api/main.ts` runs)")
+  .option("--migrate", "create the database if needed and apply the migrations first")
+  .action((options: { migrate?: boolean }) => runApi({ migrate: options.migrate === true }));
+
+program
+  .command("healthcheck")
+  .description(
+    "exit 0 when the API on this host answers /healthz (a container's HEALTHCHECK: no curl needed)",
+  )
+  .action(async () => {
+    const url = `http://127.0.0.1:${config.api.port}/healthz`;
+    const response = await fetch(url, { signal: AbortSignal.timeout(2_000) }).catch(
+      (error: Error) => {
+        throw new Unreachable(`${url}: ${error.message}`);
+      },
+    );
+    if (response.status !== 200) throw new Unreachable(`${url}: HTTP ${response.status}`);
+  });
+
 /** Runs `work` with a one-connection database handle, closed afterwards. */
 async function withDatabase<T>(work: (db: Database) => Promise<T>) {
   const database = createDatabase(config.databaseUrl, { max: 1 });
@@ -527,6 +558,17 @@ async function withDatabase<T>(work: (db: Database) => Promise<T>) {
 
 const token = program.command("token").description("bearer tokens of the read API");
 
+const DURATION_UNITS = { s: 1, m: 60, h: 3_600, d: 86_400 } as const;
+
+/** `30d`, `12h`, `90m`, `45s` in seconds. */
+function parseDuration(value: string): number {
+  const match = /^([1-9][0-9]{0,5})([smhd])$/.exec(value);
+  if (!match) {
+    throw new InvalidArgumentError("expected a whole number and a unit, e.g. 30d, 12h, 90m, 45s");
+  }
+  return Number(match[1]) * DURATION_UNITS[match[2] as keyof typeof DURATION_UNITS];
+}
+
 token
   .command("create")
   .description("create a token and print it (the only time it is shown; only its hash is kept)")
@@ -535,29 +577,50 @@ token
       throw new InvalidArgumentError("a label is required (who or what the token is for)");
     return value.trim();
   })
-  .action(async (options: { label: string }) => {
+  .option(
+    "--expires-in <duration>",
+    "the token stops working this long from now (30d, 12h, 90m, 45s); never by default",
+    parseDuration,
+  )
+  .action(async (options: { label: string; expiresIn?: number }) => {
     await checkServices({ database: "existing" });
-    const created = await withDatabase((db) => createToken(db, options.label));
-    console.error(`token ${created.id} (${created.label}) created; store it now, it is not kept:`);
+    const created = await withDatabase((db) =>
+      createToken(db, options.label, { expiresInSeconds: options.expiresIn }),
+    );
+    const expiry = created.expiresAt ? `, expires ${created.expiresAt.toISOString()}` : "";
+    console.error(
+      `token ${created.id} (${created.label}) created${expiry}; store it now, it is not kept:`,
+    );
     console.log(created.token);
   });
 
 token
   .command("list")
-  .description("list tokens (ids, labels, dates; never the tokens)")
+  .description("list tokens (ids, labels, state, expiry, last use; never the tokens)")
   .action(async () => {
     await checkServices({ database: "existing" });
     const rows = await withDatabase((db) => listTokens(db));
     for (const row of rows) {
-      const state = row.revokedAt ? `revoked ${row.revokedAt.toISOString()}` : "active";
-      console.log(`${row.id}\t${row.label}\tcreated ${row.createdAt.toISOString()}\t${state}`);
+      const state = row.revokedAt
+        ? `revoked ${row.revokedAt.toISOString()}`
+        : row.expired
+          ? "expired"
+          : "active";
+      const expires = row.expiresAt ? `expires ${row.expiresAt.toISOString()}` : "never expires";
+      // Written at most once a minute, in batches (api/modules/auth/usage.ts): up to 2 min behind.
+      const used = row.lastUsedAt ? `last used ${row.lastUsedAt.toISOString()}` : "never used";
+      console.log(
+        `${row.id}\t${row.label}\tcreated ${row.createdAt.toISOString()}\t${state}\t${expires}\t${used}`,
+      );
     }
     if (rows.length === 0) console.error("no tokens yet: `token create --label <label>`");
   });
 
 token
   .command("revoke")
-  .description("revoke a token; the API refuses it from the next request on")
+  .description(
+    "revoke a token; the API refuses it from the next request on and ends its open streams",
+  )
   .argument("<id>", "the token's id from `token list`", (value) => {
     if (!/^[0-9]{1,9}$/.test(value)) throw new InvalidArgumentError("expected a token id");
     return Number(value);

@@ -5,6 +5,7 @@ import {
   type PublicClient,
   type Transport,
 } from "viem";
+import type { RequestBudget } from "./request-budget.ts";
 
 /**
  * Told about every JSON-RPC call the client makes (after the transport's retries), and about
@@ -23,11 +24,14 @@ export interface ChainClientOptions {
   jsonRpcBatch?: boolean;
   /** Counts calls by method (the indexer's metrics); the one place RPC calls are counted. */
   observer?: RpcObserver;
+  /** The process's request budget (RPC_MAX_REQUESTS_PER_SECOND), shared by all its clients. */
+  budget?: RequestBudget;
 }
 
 /**
  * The one place RPC calls are retried: viem's transport retries 429s (honouring Retry-After),
- * 5xx, timeouts and unreadable bodies with exponential backoff. Jobs retry only what is still
+ * 5xx, timeouts and unreadable bodies with exponential backoff, and every attempt waits for the
+ * process's request budget (see budgeted below). Jobs retry only what is still
  * failing after that, so the two delays do not multiply on every call.
  */
 export const RPC_RETRY_COUNT = 6;
@@ -40,18 +44,32 @@ const RPC_RETRY_BASE_MS = 100;
  */
 export function rpcRetryDelay({ count, error }: { count: number; error: Error }): number {
   if (error instanceof HttpRequestError) {
-    const retryAfter = error.headers?.get("retry-after");
-    if (retryAfter && /^\d+$/.test(retryAfter)) return Number(retryAfter) * 1_000;
+    const retryAfter = retryAfterMs(error.headers?.get("retry-after"));
+    if (retryAfter !== undefined) return retryAfter;
   }
   return RPC_RETRY_BASE_MS * 2 ** count;
 }
 
+/** Retry-After in seconds or as an HTTP date (RFC 9110), in milliseconds from now. */
+function retryAfterMs(value: string | null | undefined): number | undefined {
+  if (!value) return undefined;
+  if (/^\d+$/.test(value)) return Number(value) * 1_000;
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
+}
+
 export function createChainClient(rpcUrl: string, options: ChainClientOptions = {}): PublicClient {
-  const { observer } = options;
+  const { observer, budget } = options;
   const transport = http(rpcUrl, {
     // Nodes cap a request body (anvil at 2 MiB, providers lower); a deployless multicall is
-    // ~40 kB of JSON, so 32 requests per HTTP batch stay well under the cap.
-    batch: options.jsonRpcBatch === false ? false : { batchSize: 32, wait: 0 },
+    // ~40 kB of JSON, so 32 requests per HTTP batch stay well under the cap. Under a budget a
+    // batch also stays within what the budget lets leave at once: providers count its calls.
+    batch:
+      options.jsonRpcBatch === false
+        ? false
+        : { batchSize: Math.min(32, budget?.capacity ?? 32), wait: 0 },
+    // Below the transport's retries, so a retried request waits for the budget like any other.
+    fetchFn: budget && budgeted(budget),
     retryCount: options.retryCount ?? RPC_RETRY_COUNT,
     retryDelay: RPC_RETRY_BASE_MS,
     timeout: options.timeoutMs ?? 15_000,
@@ -68,6 +86,27 @@ export function createChainClient(rpcUrl: string, options: ChainClientOptions = 
     batch: { multicall: { deployless: true, batchSize: 3_000 } },
     cacheTime: 0,
   });
+}
+
+/**
+ * fetch, with each HTTP request waiting until the budget lets its calls leave, and a 429's
+ * Retry-After holding back every call of the process. Calls are counted from the body's
+ * `"method":` keys: a request carries only hex, addresses and tags besides them, and counting
+ * them spares parsing multicall bodies of tens of kilobytes. The wait runs inside viem's
+ * per-request timeout: it stays short because jobs await their calls (4 jobs' batches of half
+ * a second of budget queue at once), but a budget far below what the jobs ask at once would
+ * turn the wait into timeouts and retries (citizen_staking_rpc_request_errors_total shows them).
+ */
+function budgeted(budget: RequestBudget) {
+  return async (input: string | URL | Request, init?: RequestInit) => {
+    const body = typeof init?.body === "string" ? init.body : "";
+    await budget.take(body.split('"method":').length - 1);
+    const response = await fetch(input, init);
+    if (response.status === 429) {
+      budget.pause(retryAfterMs(response.headers.get("retry-after")) ?? RPC_RETRY_BASE_MS);
+    }
+    return response;
+  };
 }
 
 /**

@@ -1,15 +1,7 @@
-import {
-  type Address,
-  BaseError,
-  type Hex,
-  HttpRequestError,
-  numberToHex,
-  type PublicClient,
-  ResponseBodyTooLargeError,
-  withRetry,
-} from "viem";
+import { type Address, type Hex, numberToHex, type PublicClient, withRetry } from "viem";
 import { errorSummary } from "../../lib/log.ts";
 import { RPC_RETRY_COUNT, rpcRetryDelay } from "./client.ts";
+import { readRangeRefusal } from "./range-refusals.ts";
 import { decodeStakerEvent, STAKER_TOPICS } from "./staker-log-decoder.ts";
 
 /** A Stake, Withdraw or Claim log with its position in the chain and its decoded arguments. */
@@ -48,35 +40,13 @@ export class LogRangeTooLarge extends Error {
   override name = "LogRangeTooLarge";
 }
 
-// How providers word a refused or oversized log query (Alchemy, Infura, QuickNode, Ankr, geth,
-// erigon, reth, anvil). Only consulted for eth_getLogs answers.
-const tooLargePattern =
-  /more than \d+ (results|logs)|response size|too large|too big|block range|range (is )?too|exceeds? (the )?max|max(imum)? (block )?range|too many (logs|results|blocks)|limit exceeded|query timeout|range limit|limited to .*range|exceed(s|ed)? .*(limit|range)/i;
-
 /**
  * Whether an eth_getLogs failure says the answer is or would be too large, so a smaller range
- * may pass: viem's own response cap (ResponseBodyTooLargeError, 10 MiB), HTTP 413, the
- * "limit exceeded" code -32005, and the providers' wordings (with code -32602 or -32000).
+ * may pass (see range-refusals.ts for the wordings).
  */
 export function isLogAnswerTooLarge(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
-  const found = (test: (cause: unknown) => boolean) =>
-    error instanceof BaseError ? error.walk(test) !== null : test(error);
-  if (found((cause) => cause instanceof ResponseBodyTooLargeError)) return true;
-  if (found((cause) => cause instanceof HttpRequestError && cause.status === 413)) return true;
-  if (found((cause) => (cause as { code?: unknown }).code === LIMIT_EXCEEDED)) return true;
-  const texts: string[] = [];
-  found((cause) => {
-    if (cause instanceof Error) {
-      texts.push(cause.message, String((cause as { details?: unknown }).details ?? ""));
-    }
-    return false;
-  });
-  return tooLargePattern.test(texts.join(" "));
+  return readRangeRefusal(error) !== undefined;
 }
-
-/** EIP-1474's "limit exceeded", which Infura and others use for oversized log queries. */
-const LIMIT_EXCEEDED = -32005;
 
 /**
  * How many blocks one eth_getLogs asks for. It halves when the provider refuses a range and
@@ -106,6 +76,19 @@ export class LogRangeGovernor {
     this.refused = Math.min(this.refused ?? refused, refused);
     this.answersSinceRefusal = 0;
     this.span = Math.max(1, Math.min(this.span, Math.floor(refused / 2)));
+    return true;
+  }
+  /**
+   * The node named a span that passes (a suggested range, or its cap) for a query over
+   * `refusedSpan` blocks: the next ones ask for no more than that. False when it is no smaller
+   * than the refused query (a node may suggest the very range it refused).
+   */
+  shrinkTo(passingSpan: bigint, refusedSpan: bigint) {
+    if (passingSpan >= refusedSpan) return false;
+    const passing = Number(passingSpan);
+    this.refused = Math.min(this.refused ?? passing + 1, passing + 1);
+    this.answersSinceRefusal = 0;
+    this.span = Math.max(1, Math.min(this.span, passing));
     return true;
   }
   grow(resultCount: number) {
@@ -176,8 +159,16 @@ export async function fetchLogs(
         },
       );
     } catch (error) {
-      if (!isLogAnswerTooLarge(error)) throw error;
-      if (governor.shrink(end - start + 1n)) continue;
+      const refusal = readRangeRefusal(error);
+      if (!refusal) throw error;
+      const refusedSpan = end - start + 1n;
+      if (
+        refusal.passingSpan !== undefined &&
+        governor.shrinkTo(refusal.passingSpan, refusedSpan)
+      ) {
+        continue;
+      }
+      if (governor.shrink(refusedSpan)) continue;
       throw new LogRangeTooLarge(
         `${what} of block ${start} alone are more than the node at RPC_URL returns in one answer (${errorSummary(error)}); use a node with a larger eth_getLogs limit`,
       );

@@ -53,3 +53,66 @@ describe("GET /metrics", () => {
     expect(sample(text, "citizen_staking_api_cache_entries")).toBeGreaterThan(0);
   });
 });
+
+describe("the chain gauges", () => {
+  test("the API reports the indexed block, the head it last saw and the lag under the indexer's names", async () => {
+    let head: bigint | Error = 130n;
+    const node = await createApiHarness({
+      databaseUrl: api.databaseUrl,
+      chainHead: async () => {
+        if (head instanceof Error) throw head;
+        return head;
+      },
+    });
+    const scrape = async () => {
+      const response = await node.request("/metrics", { headers: { authorization: "" } });
+      expect(response.status).toBe(200);
+      return response.text();
+    };
+    try {
+      await api.setCheckpoint(120n);
+      let text = await scrape();
+      expect(sample(text, "citizen_staking_indexed_block")).toBe(120);
+      expect(sample(text, "citizen_staking_head_block")).toBe(130);
+      expect(sample(text, "citizen_staking_lag_blocks")).toBe(10);
+      expect(sample(text, "citizen_staking_node_up")).toBe(1);
+
+      // Read at each scrape: the checkpoint moves in Postgres, nothing tells the API.
+      await api.setCheckpoint(125n);
+      head = 131n;
+      text = await scrape();
+      expect(sample(text, "citizen_staking_indexed_block")).toBe(125);
+      expect(sample(text, "citizen_staking_lag_blocks")).toBe(6);
+
+      // A node that does not answer: node_up 0, the head and lag it last saw stay.
+      head = new Error("connect ECONNREFUSED");
+      text = await scrape();
+      expect(sample(text, "citizen_staking_node_up")).toBe(0);
+      expect(sample(text, "citizen_staking_head_block")).toBe(131);
+      expect(sample(text, "citizen_staking_lag_blocks")).toBe(6);
+    } finally {
+      await node.close();
+    }
+  });
+
+  test("every metric of the README's example alert is in the API's own scrape", async () => {
+    const node = await createApiHarness({
+      databaseUrl: api.databaseUrl,
+      chainHead: async () => 200n,
+    });
+    try {
+      const readme = await Bun.file(new URL("../../README.md", import.meta.url)).text();
+      const alert = /```yaml\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf("## Metrics")))?.[1];
+      const expr = /expr: (.*)/.exec(alert ?? "")?.[1];
+      const metrics = expr?.match(/citizen_staking_\w+/g) ?? [];
+      expect(metrics.length).toBeGreaterThan(0);
+      const response = await node.request("/metrics", { headers: { authorization: "" } });
+      const text = await response.text();
+      for (const metric of metrics) {
+        expect(text.split("\n").some((line) => line.startsWith(`${metric} `))).toBe(true);
+      }
+    } finally {
+      await node.close();
+    }
+  });
+});

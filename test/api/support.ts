@@ -42,6 +42,7 @@ export async function createApiHarness(options: HarnessOptions = {}) {
     log: options.log ?? pino({ level: "silent" }),
     chainHead: options.chainHead,
     watchIndexedBlock: connections.watchIndexedBlock,
+    watchRevokedTokens: connections.watchRevokedTokens,
     settings: {
       rateLimitPerMinute: 10_000,
       readyMaxLagBlocks: 5,

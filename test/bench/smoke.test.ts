@@ -149,6 +149,24 @@ describe("benchmarks in smoke size", () => {
     }
   }, 300_000);
 
+  test("the mainnet-shaped bench indexes the sparse chain through the provider within its budget, beside the dense one", async () => {
+    const report = await runSmoke("mainnet");
+    expectReport(report, ["dense_over_limit", "sparse_over_limit"]);
+    type Side = {
+      backfill: { events: number; blocks: number; rpc: { calls: number; callsOverBudget: number } };
+      limit: { events: number };
+    };
+    const { dense, sparse } = report.raw as { dense: Side; sparse: Side };
+    // The same events, indexed from a chain thousands of times longer, with no 429.
+    expect(sparse.backfill.events).toBe(dense.backfill.events);
+    expect(sparse.limit.events).toBe(dense.limit.events);
+    expect(sparse.backfill.events).toBe(dense.limit.events);
+    expect(sparse.backfill.blocks).toBeGreaterThan(1_000 * dense.backfill.blocks);
+    expect(sparse.backfill.rpc.callsOverBudget).toBe(0);
+    expect(dense.backfill.rpc.callsOverBudget).toBe(0);
+    expect(sparse.backfill.rpc.calls).toBeGreaterThan(0);
+  }, 120_000);
+
   test("the lag bench completes and reports p95 against the target", async () => {
     expectReport(await runSmoke("lag"), ["p95_over_target"]);
   }, 300_000);

@@ -4,6 +4,7 @@
  * ones are watched line by line and stopped with SIGTERM.
  */
 import { join } from "node:path";
+import { LOADED_MACHINE_MS } from "./time.ts";
 
 const REPO_ROOT = join(import.meta.dir, "..", "..");
 
@@ -15,15 +16,34 @@ export interface CommandResult {
 }
 
 /** Runs `bun <args>` to its end (killed after `timeoutMs`) and returns what it printed. */
-export async function runCommand(
+export function runCommand(
   args: string[],
   env: Record<string, string | undefined>,
+  timeoutMs = 2 * LOADED_MACHINE_MS,
+): Promise<CommandResult> {
+  return runProcess([process.execPath, ...args], ourCommand(env), timeoutMs);
+}
+
+/** Where and with what environment `bun <script>` runs: the repository root, ours added. */
+function ourCommand(env: Record<string, string | undefined>): SpawnPlace {
+  return { cwd: REPO_ROOT, env: { ...process.env, ...env } };
+}
+
+/** Where a process runs and its whole environment (nothing inherited). */
+export interface SpawnPlace {
+  cwd: string;
+  env: Record<string, string | undefined>;
+}
+
+/** Runs any executable to its end (killed after `timeoutMs`) and returns what it printed. */
+export async function runProcess(
+  argv: string[],
+  place: SpawnPlace,
   timeoutMs = 30_000,
 ): Promise<CommandResult> {
   const started = performance.now();
-  const child = Bun.spawn([process.execPath, ...args], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, ...env },
+  const child = Bun.spawn(argv, {
+    ...place,
     stdin: "ignore",
     stdout: "pipe",
     stderr: "pipe",
@@ -40,9 +60,13 @@ export async function runCommand(
 
 /** A long-running command whose output lines (stdout and stderr together) can be awaited. */
 export function startCommand(args: string[], env: Record<string, string | undefined>) {
-  const child = Bun.spawn([process.execPath, ...args], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, ...env },
+  return startProcess([process.execPath, ...args], ourCommand(env));
+}
+
+/** Any long-running executable, watched line by line like `startCommand`'s. */
+export function startProcess(argv: string[], place: SpawnPlace) {
+  const child = Bun.spawn(argv, {
+    ...place,
     stdin: "ignore",
     stdout: "pipe",
     stderr: "pipe",
@@ -64,7 +88,7 @@ export function startCommand(args: string[], env: Record<string, string | undefi
     child,
     lines,
     /** Resolves with the first line matching `pattern`; rejects after `timeoutMs` or on exit. */
-    async waitForLine(pattern: RegExp, timeoutMs = 20_000): Promise<string> {
+    async waitForLine(pattern: RegExp, timeoutMs = LOADED_MACHINE_MS): Promise<string> {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         const found = lines.find((line) => pattern.test(line));

@@ -13,6 +13,7 @@ import { setIndexedBlock } from "../../indexed-block.ts";
 import { RateLimited, Unauthorized } from "../../problems.ts";
 import type { RateLimiter } from "./rate-limit.ts";
 import type { TokenCheck } from "./token.ts";
+import type { TokenUsage } from "./usage.ts";
 
 /** RFC 6750 token68; anything longer than any token we issue is refused without a lookup. */
 const TOKEN_SHAPE = /^[A-Za-z0-9\-._~+/]{1,256}=*$/;
@@ -45,11 +46,19 @@ export function authentication() {
 export interface AdmissionDependencies {
   limiter: RateLimiter;
   rateLimitPerMinute: number;
+  usage: TokenUsage;
 }
 
+const REFUSALS = {
+  unknown: "unknown token",
+  revoked: "this token has been revoked",
+  expired: "this token has expired",
+} as const;
+
 /**
- * Refuses an unknown or revoked token (401) and a token over its limit (429). `count` is false
- * when the same request was already counted (a second check after a cache miss).
+ * Refuses an unknown, revoked or expired token (401) and a token over its limit (429), and notes
+ * an admitted token as used. `count` is false when the same request was already counted (a
+ * second check after a cache miss).
  */
 export type Admit = (
   check: TokenCheck,
@@ -57,17 +66,17 @@ export type Admit = (
   count?: boolean,
 ) => void;
 
-export function createAdmission({ limiter, rateLimitPerMinute }: AdmissionDependencies): Admit {
+export function createAdmission({
+  limiter,
+  rateLimitPerMinute,
+  usage,
+}: AdmissionDependencies): Admit {
   return (check, set, count = true) => {
     setIndexedBlock(set, check.indexedBlock);
-    if (check.status !== "valid") {
-      throw new Unauthorized(
-        check.status === "revoked" ? "this token has been revoked" : "unknown token",
-        true,
-      );
-    }
+    if (check.status !== "valid") throw new Unauthorized(REFUSALS[check.status], true);
     if (!count) return;
     const decision = limiter.hit(check.tokenId);
     if (!decision.allowed) throw new RateLimited(rateLimitPerMinute, decision.retryAfterSeconds);
+    usage.used(check.tokenId);
   };
 }

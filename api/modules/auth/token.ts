@@ -1,8 +1,8 @@
 /**
  * Finding the API token a request presents, by its SHA-256. The lookup is a CTE that the data
  * queries join, so a request checks its token and reads its data in one prepared statement (one
- * round trip), and a revoked token is refused from the very next request on: tokens are never
- * cached.
+ * round trip), and a revoked or expired token is refused from the very next request on: tokens
+ * are never cached. Expiry is judged by the database's clock, the same for every instance.
  */
 import { timingSafeEqual } from "node:crypto";
 import { eq, sql } from "drizzle-orm";
@@ -19,6 +19,7 @@ export function tokenSource(db: Database) {
         tokenId: apiTokens.id,
         tokenHash: apiTokens.tokenHash,
         revoked: sql<boolean>`${apiTokens.revokedAt} is not null`.as("revoked"),
+        expired: sql<boolean>`coalesce(${apiTokens.expiresAt} <= now(), false)`.as("expired"),
       })
       .from(apiTokens)
       .where(eq(apiTokens.tokenHash, sql.placeholder("hash"))),
@@ -30,13 +31,16 @@ export interface TokenRow {
   tokenId: number | null;
   tokenHash: string | null;
   revoked: boolean | null;
+  expired: boolean | null;
+  /** Milliseconds until the token expires, by the database's clock; null when it never does. */
+  expiresInMs?: number | null;
   indexedBlock: bigint | null;
   version: string | null;
 }
 
 export type TokenCheck = { indexedBlock: bigint | null; version: string } & (
-  | { status: "valid"; tokenId: number }
-  | { status: "unknown" | "revoked" }
+  | { status: "valid"; tokenId: number; expiresInMs: number | null }
+  | { status: "unknown" | "revoked" | "expired" }
 );
 
 export function judgeToken(row: TokenRow | undefined, hash: string): TokenCheck {
@@ -49,7 +53,9 @@ export function judgeToken(row: TokenRow | undefined, hash: string): TokenCheck 
     return { status: "unknown", indexedBlock, version };
   }
   if (row.revoked) return { status: "revoked", indexedBlock, version };
-  return { status: "valid", tokenId: row.tokenId, indexedBlock, version };
+  if (row.expired) return { status: "expired", indexedBlock, version };
+  const expiresInMs = row.expiresInMs ?? null;
+  return { status: "valid", tokenId: row.tokenId, expiresInMs, indexedBlock, version };
 }
 
 /**
@@ -69,6 +75,10 @@ export function createTokenService(db: Database) {
       tokenId: apiTokens.id,
       tokenHash: apiTokens.tokenHash,
       revoked: sql<boolean>`${apiTokens.revokedAt} is not null`,
+      expired: sql<boolean>`coalesce(${apiTokens.expiresAt} <= now(), false)`,
+      expiresInMs: sql<
+        number | null
+      >`(extract(epoch from ${apiTokens.expiresAt} - now()) * 1000)::float8`,
     })
     .from(checkpoint)
     .leftJoin(apiTokens, sql`${apiTokens.tokenHash} = any(${sql.placeholder("hashes")})`)
@@ -91,6 +101,7 @@ export function createTokenService(db: Database) {
             tokenId: null,
             tokenHash: null,
             revoked: null,
+            expired: null,
           };
           const check = judgeToken(row as TokenRow, hash);
           for (const waiter of waiters) waiter.resolve(check);
@@ -102,7 +113,22 @@ export function createTokenService(db: Database) {
     inFlight = false;
   }
 
+  const refused = db
+    .select({ id: apiTokens.id })
+    .from(apiTokens)
+    .where(
+      sql`${apiTokens.id} = any(${sql.placeholder("ids")}::int[])
+        and (${apiTokens.revokedAt} is not null or ${apiTokens.expiresAt} <= now())`,
+    )
+    .prepare("api_tokens_refused");
+
   return {
+    /** Of these token ids, those revoked or expired now (after a lost notification, say). */
+    async refusedAmong(ids: number[]): Promise<number[]> {
+      if (ids.length === 0) return [];
+      const rows = await fromDatabase(refused.execute({ ids }));
+      return rows.map((row) => row.id);
+    },
     check(hash: string): Promise<TokenCheck> {
       return new Promise((resolve, reject) => {
         const waiters = waiting.get(hash);

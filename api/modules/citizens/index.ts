@@ -2,13 +2,7 @@
 import { Elysia } from "elysia";
 import type { StakedCitizen } from "../../../db/schema.ts";
 import { exactJson } from "../../exact-json.ts";
-import {
-  CACHE_CONTROL,
-  etagFor,
-  IMMUTABLE_CACHE_CONTROL,
-  immutableEtagFor,
-  noneMatch,
-} from "../../http-cache.ts";
+import { CACHE_CONTROL, etagFor, finalEtagFor, noneMatch } from "../../http-cache.ts";
 import { okResponse, problemResponses } from "../../openapi.ts";
 import { BadParameter, CitizenNotStaked } from "../../problems.ts";
 import type { ResponseCache } from "../../response-cache.ts";
@@ -54,11 +48,11 @@ const detail = (summary: string, ok: Parameters<typeof okResponse>[0]) => ({
 
 /**
  * What one statement read: the token check, and the body it renders (or a thrown problem), with
- * whether that body is final (as of a block at or below the finality boundary).
+ * the block it is final at (an as-of block at or below the finality boundary).
  */
 interface Read {
   token: TokenCheck;
-  render(): { body: string; final: boolean };
+  render(): { body: string; finalAt?: bigint };
 }
 
 type Context = {
@@ -72,8 +66,8 @@ export function citizensModule({ citizens, tokens, admit, cache, images }: Citiz
    * Answers a read at the current data version: 304 when If-None-Match holds its ETag, a cached
    * body when one was made at that version, else the full read. The first two need only the
    * token check (one small round trip); the full read checks the token in its own statement.
-   * With `at` (?block=N), an answer for a final block has an ETag naming the block, which holds
-   * at every later version; other as-of answers go by the data version like current ones.
+   * An answer as of a final block has an ETag of its block and body (finalEtagFor), so only its
+   * body, cached at this version or read afresh, can tell whether an old ETag still holds.
    */
   async function answer(
     context: Context,
@@ -89,42 +83,36 @@ export function citizensModule({ citizens, tokens, admit, cache, images }: Citiz
       const check = await tokens.check(context.tokenHash);
       admit(check, set);
       counted = true;
-      // An ETag naming the block was only ever given with a 200 for a final block: it holds.
-      if (at !== undefined) {
-        const final = immutableEtagFor(at, resource);
-        if (noneMatch(ifNoneMatch, final, false)) return notModified(set, final, at, true);
-      }
       const etag = etagFor(check.version, resource);
       // An ETag of this version and resource was only ever given with a 200, so it exists.
-      if (noneMatch(ifNoneMatch, etag, false)) return notModified(set, etag, at, false);
-      if (cached !== undefined && (cached.final || cached.version === check.version)) {
-        const final = cached.final === true;
+      if (noneMatch(ifNoneMatch, etag, false)) return notModified(set, etag, at);
+      // A body of another version may be stale (metadata refreshed, a reorg): never served.
+      if (cached !== undefined && cached.version === check.version) {
         // A cached body means the resource exists at this version: `*` matches it too.
-        if (noneMatch(ifNoneMatch, cached.etag, true))
-          return notModified(set, cached.etag, at, final);
-        return ok(set, cached.etag, cached.body, at, final);
+        if (noneMatch(ifNoneMatch, cached.etag, true)) return notModified(set, cached.etag, at);
+        return ok(set, cached.etag, cached.body, at);
       }
     }
     const fresh = await read();
     admit(fresh.token, set, !counted);
-    const { body, final } = fresh.render();
+    const { body, finalAt } = fresh.render();
     const etag =
-      final && at !== undefined
-        ? immutableEtagFor(at, resource)
-        : etagFor(fresh.token.version, resource);
-    cache.put(resource, { version: fresh.token.version, etag, body, final });
-    if (noneMatch(ifNoneMatch, etag, true)) return notModified(set, etag, at, final);
-    return ok(set, etag, body, at, final);
+      finalAt === undefined
+        ? etagFor(fresh.token.version, resource)
+        : finalEtagFor(finalAt, resource, body);
+    cache.put(resource, { version: fresh.token.version, etag, body });
+    if (noneMatch(ifNoneMatch, etag, true)) return notModified(set, etag, at);
+    return ok(set, etag, body, at);
   }
 
   /**
    * Judges ?block=N against the range the statement read (400 outside it) and marks the answer,
-   * a 404 included, with the block it reflects. Answers whether N is final.
+   * a 404 included, with the block it reflects. Answers N when it is final.
    */
-  function asOf(set: Context["set"], at: bigint, history: History): boolean {
+  function asOf(set: Context["set"], at: bigint, history: History): bigint | undefined {
     const { final } = judgeBlock(at, history);
     set.headers[AS_OF_BLOCK_HEADER] = at.toString();
-    return final;
+    return final ? at : undefined;
   }
 
   function findCitizen(
@@ -154,7 +142,7 @@ export function citizensModule({ citizens, tokens, admit, cache, images }: Citiz
         const found = await citizens.find(context.tokenHash, type, citizenId, owner);
         return {
           token: found.token,
-          render: () => ({ body: toBody(found.citizen, ""), final: false }),
+          render: () => ({ body: toBody(found.citizen, "") }),
         };
       });
     }
@@ -166,8 +154,8 @@ export function citizensModule({ citizens, tokens, admit, cache, images }: Citiz
         return {
           token: found.token,
           render() {
-            const final = asOf(context.set, at, found.history);
-            return { body: toBody(found.citizen, ` after block ${at}`), final };
+            const finalAt = asOf(context.set, at, found.history);
+            return { body: toBody(found.citizen, ` after block ${at}`), finalAt };
           },
         };
       },
@@ -223,7 +211,7 @@ export function citizensModule({ citizens, tokens, admit, cache, images }: Citiz
         if (at === undefined) {
           return answer(context, resource, async () => {
             const page = await citizens.list(context.tokenHash, request);
-            return { token: page.token, render: () => ({ body: toBody(page), final: false }) };
+            return { token: page.token, render: () => ({ body: toBody(page) }) };
           });
         }
         return answer(
@@ -234,8 +222,8 @@ export function citizensModule({ citizens, tokens, admit, cache, images }: Citiz
             return {
               token: page.token,
               render() {
-                const final = asOf(context.set, at, page.history);
-                return { body: toBody(page), final };
+                const finalAt = asOf(context.set, at, page.history);
+                return { body: toBody(page), finalAt };
               },
             };
           },
@@ -250,26 +238,20 @@ export function citizensModule({ citizens, tokens, admit, cache, images }: Citiz
 }
 
 /** The validators of a 200 or 304; with `at`, the block the answer reflects. */
-function validators(set: Context["set"], etag: string, at: bigint | undefined, final: boolean) {
+function validators(set: Context["set"], etag: string, at: bigint | undefined) {
   set.headers.etag = etag;
-  set.headers["cache-control"] = final ? IMMUTABLE_CACHE_CONTROL : CACHE_CONTROL;
+  set.headers["cache-control"] = CACHE_CONTROL;
   if (at !== undefined) set.headers[AS_OF_BLOCK_HEADER] = at.toString();
 }
 
-function ok(
-  set: Context["set"],
-  etag: string,
-  body: string,
-  at: bigint | undefined,
-  final: boolean,
-) {
+function ok(set: Context["set"], etag: string, body: string, at: bigint | undefined) {
   set.headers["content-type"] = "application/json";
-  validators(set, etag, at, final);
+  validators(set, etag, at);
   return body;
 }
 
-function notModified(set: Context["set"], etag: string, at: bigint | undefined, final: boolean) {
+function notModified(set: Context["set"], etag: string, at: bigint | undefined) {
   set.status = 304;
-  validators(set, etag, at, final);
+  validators(set, etag, at);
   return new Response(null, { status: 304 });
 }

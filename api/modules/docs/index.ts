@@ -1,22 +1,22 @@
 /**
  * The OpenAPI document at /openapi.json and a docs page at /docs that works without internet:
  * the Swagger UI bundle comes from the pinned swagger-ui-dist package and is served by this app
- * (the openapi plugin would otherwise point the page at a CDN, at "latest").
+ * (the openapi plugin would otherwise point the page at a CDN, at "latest"). Its two files are
+ * imported `with { type: "file" }`: a path in node_modules from source, an embedded file in the
+ * compiled binary.
  */
-import { dirname, join } from "node:path";
 import { openapi } from "@elysiajs/openapi";
 import { Elysia } from "elysia";
+import { version as UI_VERSION } from "swagger-ui-dist/package.json";
+import cssPath from "swagger-ui-dist/swagger-ui.css" with { type: "file" };
+import bundlePath from "swagger-ui-dist/swagger-ui-bundle.js" with { type: "file" };
 import { RouteNotFound } from "../../problems.ts";
 
-const DIST = dirname(Bun.fileURLToPath(import.meta.resolve("swagger-ui-dist/package.json")));
-const { version: UI_VERSION } = (await Bun.file(join(DIST, "package.json")).json()) as {
-  version: string;
-};
 /** Versioned URLs, so the files can be kept for long: a new package version is a new URL. */
 const ASSETS = `/docs/assets/${UI_VERSION}`;
-const FILES: Record<string, string> = {
-  "swagger-ui-bundle.js": "text/javascript; charset=utf-8",
-  "swagger-ui.css": "text/css; charset=utf-8",
+const FILES: Record<string, { path: string; type: string }> = {
+  "swagger-ui-bundle.js": { path: bundlePath, type: "text/javascript; charset=utf-8" },
+  "swagger-ui.css": { path: cssPath, type: "text/css; charset=utf-8" },
 };
 
 export function docsModule() {
@@ -47,11 +47,11 @@ export function docsModule() {
     .get(
       `${ASSETS}/:file`,
       ({ params, set }) => {
-        const type = FILES[params.file];
-        if (!type) throw new RouteNotFound("no such docs asset");
-        set.headers["content-type"] = type;
+        const file = FILES[params.file];
+        if (!file) throw new RouteNotFound("no such docs asset");
+        set.headers["content-type"] = file.type;
         set.headers["cache-control"] = "public, max-age=31536000, immutable";
-        return Bun.file(join(DIST, params.file));
+        return Bun.file(file.path);
       },
       { detail: { hide: true } },
     );

@@ -2,18 +2,35 @@
  * GET /metrics for Prometheus, without auth like the probes (keep it off the internet: it names
  * routes and pool sizes, nothing more). Requests are counted by route pattern, never by raw
  * path, so ids and addresses do not become label values.
+ *
+ * The chain gauges carry the indexer's names (indexer/metrics.ts) and are read at each scrape,
+ * the checkpoint from Postgres and the head from the node the API already asks for /readyz, so
+ * one alert on `citizen_staking_lag_blocks` works whether it scrapes the API or an indexer.
  */
-import { sql } from "drizzle-orm";
+import { max, sql } from "drizzle-orm";
 import { Elysia } from "elysia";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { Database } from "../../../db/client.ts";
+import { indexerCheckpoints } from "../../../db/schema.ts";
+import { withTimeout } from "../../../lib/with-timeout.ts";
 import type { ResponseCache } from "../../response-cache.ts";
 
 const PREFIX = "citizen_staking_";
 
-export function metricsModule({ db, cache }: { db: Database; cache: ResponseCache }) {
+/** A scrape that waits longer for the node than this leaves the head and lag as they were. */
+export const CHAIN_READ_TIMEOUT_MS = 2_000;
+
+export interface MetricsDependencies {
+  db: Database;
+  cache: ResponseCache;
+  /** The node's head (the one /readyz asks); without it the head, lag and node_up are absent. */
+  chainHead?: () => Promise<bigint>;
+}
+
+export function metricsModule({ db, cache, chainHead }: MetricsDependencies) {
   const registry = new Registry();
   const registers = [registry];
+  const readChain = chainGauges({ db, chainHead, registers });
   const requests = new Counter({
     name: `${PREFIX}api_requests_total`,
     help: "HTTP requests answered, by method, route pattern and status",
@@ -92,10 +109,80 @@ export function metricsModule({ db, cache }: { db: Database; cache: ResponseCach
     })
     .get(
       "/metrics",
-      async () =>
-        new Response(await registry.metrics(), {
+      async () => {
+        await readChain();
+        return new Response(await registry.metrics(), {
           headers: { "content-type": Registry.PROMETHEUS_CONTENT_TYPE },
-        }),
+        });
+      },
       { detail: { hide: true } },
     );
+}
+
+/**
+ * The indexer's chain gauges, by the same names and rules: each part is read on its own, so a
+ * node that does not answer sets node_up to 0 and leaves head and lag at their last values (a
+ * zero head would read as a huge lag or none), and Postgres away leaves the checkpoint's.
+ */
+function chainGauges({
+  db,
+  chainHead,
+  registers,
+}: {
+  db: Database;
+  chainHead?: () => Promise<bigint>;
+  registers: Registry[];
+}) {
+  const indexedBlock = new Gauge({
+    name: `${PREFIX}indexed_block`,
+    help: "The checkpoint: every table is complete up to this block",
+    registers,
+  });
+  const finalizedBlock = new Gauge({
+    name: `${PREFIX}finalized_block`,
+    help: "The finality boundary the follower last saw (the checkpoint's finalized_block)",
+    registers,
+  });
+  const node = chainHead
+    ? {
+        up: new Gauge({
+          name: `${PREFIX}node_up`,
+          help: `1 when the node answered this scrape's head read within ${CHAIN_READ_TIMEOUT_MS / 1000} s, else 0 (head and lag then keep their last values)`,
+          registers,
+        }),
+        head: new Gauge({
+          name: `${PREFIX}head_block`,
+          help: "The node's latest block, as the API last saw it",
+          registers,
+        }),
+        lag: new Gauge({
+          name: `${PREFIX}lag_blocks`,
+          help: "Blocks between the node's head and the checkpoint",
+          registers,
+        }),
+      }
+    : undefined;
+  const checkpoint = db
+    .select({
+      indexedBlock: max(indexerCheckpoints.indexedBlock),
+      finalizedBlock: max(indexerCheckpoints.finalizedBlock),
+    })
+    .from(indexerCheckpoints)
+    .prepare("metrics_checkpoint");
+
+  return async function readChain() {
+    const [stored, head] = await Promise.allSettled([
+      checkpoint.execute(),
+      chainHead ? withTimeout(chainHead(), CHAIN_READ_TIMEOUT_MS) : undefined,
+    ]);
+    const row = stored.status === "fulfilled" ? stored.value[0] : undefined;
+    const indexed = row?.indexedBlock ?? undefined;
+    if (indexed !== undefined) indexedBlock.set(Number(indexed));
+    if (row?.finalizedBlock != null) finalizedBlock.set(Number(row.finalizedBlock));
+    if (!node) return;
+    node.up.set(head.status === "fulfilled" ? 1 : 0);
+    if (head.status !== "fulfilled" || head.value === undefined) return;
+    node.head.set(Number(head.value));
+    if (indexed !== undefined) node.lag.set(Number(head.value - indexed));
+  };
 }

@@ -72,9 +72,14 @@ export interface StreamDependencies {
   admit: Admit;
   images: ImageTemplates;
   watchIndexedBlock?: (onMove: () => void) => void;
+  /** A token's id when it is revoked; none when revocations may have been missed. */
+  watchRevokedTokens?: (onRevoked: (tokenId?: number) => void) => void;
   settings?: Partial<StreamSettings>;
   log: Logger;
 }
+
+/** setTimeout's longest delay; a later deadline is waited for in steps. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export function streamModule({
   db,
@@ -84,6 +89,7 @@ export function streamModule({
   admit,
   images,
   watchIndexedBlock,
+  watchRevokedTokens,
   settings,
   log,
 }: StreamDependencies) {
@@ -97,10 +103,26 @@ export function streamModule({
   watchIndexedBlock?.(() => hub.moved());
   const slots = createStreamSlots({ redis, keyPrefix, maxPerToken: limits.maxPerToken, log });
   const closers = new Set<() => void>();
+  /** The open streams of each token, so a revocation ends them. */
+  const byToken = new Map<number, Set<() => void>>();
   const encoder = new TextEncoder();
   const closeAll = () => {
     for (const close of [...closers]) close();
   };
+  const closeToken = (tokenId: number) => {
+    for (const close of [...(byToken.get(tokenId) ?? [])]) close();
+  };
+  watchRevokedTokens?.((tokenId) => {
+    if (tokenId !== undefined) return closeToken(tokenId);
+    tokens.refusedAmong([...byToken.keys()]).then(
+      (refused) => refused.forEach(closeToken),
+      (error: unknown) =>
+        log.warn(
+          { err: error instanceof Error ? error.message : String(error) },
+          "cannot check the tokens of open streams after the listener reconnected",
+        ),
+    );
+  });
 
   /**
    * What the client holds, if it can be known: the wallet's rows after its block, when that block
@@ -116,14 +138,23 @@ export function streamModule({
     return render(await service.at(wallet, resume.block), images);
   }
 
-  /** The stream's body, and a way to end it (the client went away). */
-  function open(wallet: string, slot: Slot, resume: ResumePoint | undefined) {
+  /**
+   * The stream's body, and a way to end it (the client went away). It also ends when its token
+   * is revoked or expires: the token was checked once, when the stream began.
+   */
+  function open(
+    wallet: string,
+    slot: Slot,
+    resume: ResumePoint | undefined,
+    token: { id: number; expiresInMs: number | null },
+  ) {
     let held: Holding = new Map();
     let started = false;
     let lastSynced: string | undefined;
     let closed = false;
     let keepAlive: ReturnType<typeof setInterval> | undefined;
     let idle: ReturnType<typeof setTimeout> | undefined;
+    let expiry: ReturnType<typeof setTimeout> | undefined;
     let close = () => {};
 
     const body = new ReadableStream<Uint8Array>({
@@ -177,8 +208,12 @@ export function streamModule({
           closed = true;
           clearInterval(keepAlive);
           clearTimeout(idle);
+          clearTimeout(expiry);
           hub.unsubscribe(subscriber);
           closers.delete(close);
+          const ofToken = byToken.get(token.id);
+          ofToken?.delete(close);
+          if (ofToken?.size === 0) byToken.delete(token.id);
           slot.release();
           try {
             controller.close();
@@ -187,10 +222,26 @@ export function streamModule({
           }
         };
         closers.add(close);
+        let ofToken = byToken.get(token.id);
+        if (!ofToken) {
+          ofToken = new Set();
+          byToken.set(token.id, ofToken);
+        }
+        ofToken.add(close);
         write(`retry: ${RECONNECT_MS}\n\n`);
         keepAlive = setInterval(() => write(": keep-alive\n\n"), limits.keepAliveMs);
         resetIdle();
         hub.subscribe(subscriber);
+        // Last, so that a close at once finds everything it undoes.
+        if (token.expiresInMs !== null) {
+          const deadline = Date.now() + token.expiresInMs;
+          const closeAtExpiry = () => {
+            const left = deadline - Date.now();
+            if (left <= 0) close();
+            else expiry = setTimeout(closeAtExpiry, Math.min(left, MAX_TIMER_MS));
+          };
+          closeAtExpiry();
+        }
       },
       cancel() {
         close();
@@ -224,8 +275,18 @@ export function streamModule({
             query.address.toLowerCase(),
             slot,
             lastEventId === undefined ? undefined : parseLastEventId(lastEventId),
+            { id: check.tokenId, expiresInMs: check.expiresInMs },
           );
           request.signal.addEventListener("abort", close);
+          // A revocation notified between the check above and the stream's registration has
+          // found no stream to end: one more look, now that a notification would find it.
+          tokens.refusedAmong([check.tokenId]).then(
+            (refused) => refused.length > 0 && close(),
+            () => {
+              // Postgres away: the stream's own reads fail too, and the listener's reconnect
+              // checks every open stream's token.
+            },
+          );
           // The server's idle timeout would cut a quiet stream; the keep-alive paces it instead.
           server?.timeout(request, 0);
           return new Response(body, {

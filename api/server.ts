@@ -1,0 +1,108 @@
+/**
+ * The API process, started by `bun api/main.ts [--migrate]` and by the CLI's `api` command. Reads
+ * config, optionally creates and migrates the database, listens, and on SIGTERM/SIGINT stops
+ * taking requests, closes the pools and exits 0. A database that is wrong (missing, unknown role)
+ * or a port that is taken stops it with one line; Postgres or the node being away does not: it
+ * serves 503 and /readyz says why until they answer.
+ */
+import { createPublicClient, http } from "viem";
+import { ensureDatabase, runMigrations } from "../db/migrate.ts";
+import { config } from "../lib/config.ts";
+import { checkPostgres, checkRpc } from "../lib/connection-checks.ts";
+import { failAndExit, Unreachable } from "../lib/fail.ts";
+import { EXCLUSIVE_PORT, explainListenError } from "../lib/listen.ts";
+import { logger } from "../lib/log.ts";
+import { closeOnSignal } from "../lib/shutdown.ts";
+import { createApp } from "./app.ts";
+import { openConnections } from "./connections.ts";
+
+const log = logger("api");
+
+export async function runApi({ migrate }: { migrate: boolean }): Promise<void> {
+  const [database, node] = await Promise.allSettled([
+    checkPostgres(config.databaseUrl, { databaseMayBeMissing: migrate }),
+    config.chain.rpcUrl ? checkRpc(config.chain.rpcUrl) : undefined,
+  ]);
+  for (const check of [database, node]) {
+    if (check.status === "fulfilled") continue;
+    // Away is an outage to wait out (unless migrations need the database now); wrong is not.
+    if (check.reason instanceof Unreachable && !(migrate && check === database)) {
+      log.warn({ cause: check.reason.message }, "starting anyway; /readyz is 503 until it answers");
+    } else {
+      failAndExit(check.reason);
+    }
+  }
+
+  if (migrate) {
+    try {
+      await ensureDatabase(config.databaseUrl);
+      await runMigrations(config.databaseUrl);
+    } catch (error) {
+      failAndExit(error);
+    }
+    log.info("migrations applied");
+  }
+
+  const connections = openConnections({
+    databaseUrl: config.databaseUrl,
+    redisUrl: config.redisUrl,
+    poolSize: config.api.poolSize,
+  });
+
+  // The head for /readyz comes from RPC_URL when one is configured; one quick try, no retries.
+  const rpc = config.chain.rpcUrl
+    ? createPublicClient({
+        transport: http(config.chain.rpcUrl, { timeout: 2_000, retryCount: 0 }),
+      })
+    : undefined;
+  const chainHead = rpc ? () => rpc.getBlockNumber({ cacheTime: 1_000 }) : undefined;
+
+  const app = createApp({
+    db: connections.db,
+    redis: connections.redis,
+    chainHead,
+    watchIndexedBlock: connections.watchIndexedBlock,
+    watchRevokedTokens: connections.watchRevokedTokens,
+    log,
+    settings: {
+      rateLimitPerMinute: config.api.rateLimitPerMinute,
+      readyMaxLagBlocks: config.api.readyMaxLagBlocks,
+      keyPrefix: config.queuePrefix,
+      imageTemplateS1: config.api.imageTemplateS1,
+      imageTemplateS2: config.api.imageTemplateS2,
+      corsOrigins: config.api.corsOrigins,
+      responseCacheEntries: config.api.responseCacheEntries,
+      stream: {
+        maxPerToken: config.api.streamsPerToken,
+        idleMs:
+          config.api.streamIdleSeconds === undefined
+            ? undefined
+            : config.api.streamIdleSeconds * 1000,
+      },
+    },
+  });
+  try {
+    app.listen({ hostname: config.api.host, port: config.api.port, ...EXCLUSIVE_PORT });
+  } catch (error) {
+    await connections.close();
+    failAndExit(
+      explainListenError(error, {
+        hostname: config.api.host,
+        port: config.api.port,
+        setting: "PORT",
+      }),
+    );
+  }
+
+  log.info({ host: config.api.host, port: app.server?.port }, "listening");
+
+  closeOnSignal(
+    async () => {
+      // Streams never finish by themselves; a graceful stop would wait for them.
+      app.decorator.closeStreams();
+      await app.stop();
+      await connections.close();
+    },
+    { log },
+  );
+}

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Builds dist/citizen-staking: every CLI command and the API in one executable that needs no Bun,
+# node_modules or source tree. The SQL migrations are passed as extra entry points, which
+# `bun build --compile` embeds as files under their own names (db/migrate.ts reads them back).
+# Usage: scripts/build-binary.sh [OUTFILE] (default dist/citizen-staking); BUN_TARGET picks
+# another platform, e.g. bun-linux-arm64.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+outfile="${1:-dist/citizen-staking}"
+mkdir -p "$(dirname "$outfile")"
+target=()
+[ -z "${BUN_TARGET:-}" ] || target=(--target "$BUN_TARGET")
+bun build --compile "${target[@]}" --sourcemap \
+  --asset-naming='[name].[ext]' \
+  scripts/cli.ts db/migrations/*.sql \
+  --outfile "$outfile"
