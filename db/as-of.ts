@@ -1,6 +1,7 @@
 /**
  * Staked citizens as they were after a block, through the `staked_citizens_at` SQL function
- * (migration 0005), as typed staked_citizens rows.
+ * (migrations 0005 and 0008), as typed staked_citizens rows. A block beyond the indexed one is
+ * refused by the function (SQLSTATE CS416), never answered with today's rows.
  */
 import { getTableColumns, sql } from "drizzle-orm";
 import type { Database } from "./client.ts";

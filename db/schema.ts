@@ -22,6 +22,7 @@ import {
   smallint,
   text,
   timestamp,
+  uniqueIndex,
 } from "drizzle-orm/pg-core";
 import { STAKER_ASSETS } from "../lib/vocabulary.ts";
 
@@ -185,6 +186,45 @@ export const stakedCitizens = pgTable(
     index("staked_citizens_staker_points_idx").on(t.staker, t.totalPoints, t.season, t.citizenId),
     index("staked_citizens_staker_end_idx").on(t.staker, t.timelockEndTime, t.season, t.citizenId),
     check("staked_citizens_staker_check", isAddress("staker")),
+  ],
+);
+
+/**
+ * Every staked state each citizen has been in, as validity ranges of blocks: a row holds for
+ * every block N with valid_from <= N < valid_to (valid_to null: still open), so an answer as of
+ * any block is an index lookup instead of a replay of the events. Written by the projection
+ * (the SQL function project_staked_citizens) and read through staked_citizens_at; the columns
+ * the stake froze and the citizen's own come from citizen_stakes and citizens at read time.
+ * No foreign key to citizen_stakes: a rollback truncates these rows before their events go.
+ */
+export const stakedCitizensHistory = pgTable(
+  "staked_citizens_history",
+  {
+    season: smallint("season").notNull(),
+    citizenId: uint256("citizen_id").notNull(),
+    /** The block whose events put the citizen in this state. */
+    validFrom: blockNumber("valid_from").notNull(),
+    /** The block whose events ended this state; null while it holds. */
+    validTo: blockNumber("valid_to"),
+    staker: text("staker").notNull(),
+    stakeBlockNumber: blockNumber("stake_block_number").notNull(),
+    stakeLogIndex: integer("stake_log_index").notNull(),
+    /** In wei. */
+    stakedBytes: uint256("staked_bytes").notNull(),
+    bytesPoints: uint256("bytes_points").notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.season, t.citizenId, t.validFrom] }),
+    uniqueIndex("staked_citizens_history_open_idx")
+      .on(t.season, t.citizenId)
+      .where(sql`${t.validTo} is null`),
+    // A wallet's rows at a block: the staker and the block range in one GiST (btree_gist).
+    index("staked_citizens_history_staker_idx").using(
+      "gist",
+      t.staker,
+      sql`int8range(${t.validFrom}, ${t.validTo})`,
+    ),
+    check("staked_citizens_history_range_check", sql`${t.validTo} > ${t.validFrom}`),
   ],
 );
 

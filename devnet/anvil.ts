@@ -18,6 +18,9 @@ export const DEVNET_CHAIN_ID = 31337;
  */
 export const DEFAULT_KEPT_STATES = 100_000;
 
+/** How long a start waits for anvil to bind its port, unless told otherwise. */
+export const ANVIL_START_TIMEOUT_MS = 15_000;
+
 /** Large enough that a block holds every transaction the scenario sends for it. */
 export const DEFAULT_BLOCK_GAS_LIMIT = 1_000_000_000n;
 
@@ -31,7 +34,7 @@ export type AnvilOptions = {
   blockGasLimit?: bigint;
   /** Genesis timestamp (unix seconds); absent means now. */
   genesisTimestamp?: number;
-  /** Milliseconds to wait for the node to answer. */
+  /** Milliseconds to wait for the node to bind its port. */
   startTimeoutMs?: number;
   /** Written when the node stops (with SIGINT, anvil's dump path), historical states included. */
   dumpStateTo?: string;
@@ -43,7 +46,9 @@ export type AnvilOptions = {
 
 export type AnvilNode = {
   rpcUrl: string;
-  process: Bun.Subprocess<"ignore", "ignore", "pipe">;
+  /** The port our anvil bound (the one asked for, or the one the OS gave it). */
+  port: number;
+  process: Bun.Subprocess<"ignore", "pipe", "pipe">;
   stop(): Promise<void>;
 };
 
@@ -53,6 +58,14 @@ export class AnvilNotInstalled extends Error {
 
 export class AnvilStartFailed extends Error {
   override name = "AnvilStartFailed";
+}
+
+/** Something else holds the port asked for; whatever answers there is not our node. */
+export class AnvilPortInUse extends AnvilStartFailed {
+  override name = "AnvilPortInUse";
+  constructor(readonly port: number) {
+    super(`anvil could not listen on 127.0.0.1:${port}: the port is already in use`);
+  }
 }
 
 const require = createRequire(import.meta.url);
@@ -87,18 +100,15 @@ export function freePort(): Promise<number> {
   });
 }
 
-async function answersChainId(rpcUrl: string): Promise<boolean> {
-  try {
-    const response = await fetch(rpcUrl, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] }),
-    });
-    const body = (await response.json()) as { result?: string };
-    return body.result !== undefined && Number(body.result) === DEVNET_CHAIN_ID;
-  } catch {
-    return false;
-  }
+/** Whether nothing listens on 127.0.0.1:`port` (a listener there or on 0.0.0.0 makes it taken). */
+export function isPortFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once("error", () => resolve(false));
+    server.listen({ port, host: "127.0.0.1", exclusive: true }, () =>
+      server.close(() => resolve(true)),
+    );
+  });
 }
 
 /** Keeps the last few KB of anvil's stderr so a failed start can say why. */
@@ -111,13 +121,44 @@ function collectTail(stream: ReadableStream<Uint8Array>): () => string {
   return () => tail.trim();
 }
 
+/**
+ * Resolves with the port of anvil's "Listening on 127.0.0.1:PORT" line, which it prints once its
+ * own socket is bound; undefined when stdout ends without it (anvil exited). The rest of stdout
+ * (a line per RPC call) is read and dropped, so the pipe never fills.
+ */
+function listeningPort(stream: ReadableStream<Uint8Array>): Promise<number | undefined> {
+  return new Promise((resolve) => {
+    const decoder = new TextDecoder();
+    let head = "";
+    let found = false;
+    void (async () => {
+      for await (const chunk of stream) {
+        if (found) continue;
+        head += decoder.decode(chunk, { stream: true });
+        const match = /^Listening on 127\.0\.0\.1:(\d+)$/m.exec(head);
+        if (match) {
+          found = true;
+          head = "";
+          resolve(Number(match[1]));
+        }
+      }
+      resolve(undefined);
+    })();
+  });
+}
+
+/**
+ * Starts our own anvil. It succeeds only once the child itself has bound its port: a node that
+ * merely answers on the port may be another process's (a demo already running on 8545), and
+ * sending our transactions to it would corrupt both runs. Without `port`, anvil binds port 0 and
+ * reports the one the OS gave it, so no other process can take it between choice and bind.
+ */
 export async function startAnvil(options: AnvilOptions = {}): Promise<AnvilNode> {
-  const port = options.port ?? (await freePort());
   const args = [
     "--host",
     "127.0.0.1",
     "--port",
-    String(port),
+    String(options.port ?? 0),
     "--chain-id",
     String(DEVNET_CHAIN_ID),
     "--auto-impersonate",
@@ -127,7 +168,6 @@ export async function startAnvil(options: AnvilOptions = {}): Promise<AnvilNode>
     String(options.pruneHistory ?? DEFAULT_KEPT_STATES),
     "--gas-limit",
     String(options.blockGasLimit ?? DEFAULT_BLOCK_GAS_LIMIT),
-    "--quiet",
   ];
   if (options.blockTimeSeconds !== undefined) {
     args.push("--block-time", String(options.blockTimeSeconds));
@@ -142,10 +182,12 @@ export async function startAnvil(options: AnvilOptions = {}): Promise<AnvilNode>
 
   const child = Bun.spawn([anvilBinaryPath(), ...args], {
     stdin: "ignore",
-    stdout: "ignore",
+    // Not --quiet: the "Listening on" line is how we know the child bound the port.
+    stdout: "pipe",
     stderr: "pipe",
   });
   const stderrTail = collectTail(child.stderr);
+  const bound = listeningPort(child.stdout);
   // An interrupted test or script must not leave the node running.
   const killOnExit = () => child.kill("SIGKILL");
   process.once("exit", killOnExit);
@@ -165,16 +207,27 @@ export async function startAnvil(options: AnvilOptions = {}): Promise<AnvilNode>
     clearTimeout(escalate);
   };
 
-  const rpcUrl = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + (options.startTimeoutMs ?? 15_000);
-  while (!(await answersChainId(rpcUrl))) {
-    if (child.exitCode !== null || Date.now() > deadline) {
-      await stop();
-      throw new AnvilStartFailed(
-        `anvil did not answer on ${rpcUrl} (exit code ${child.exitCode ?? "none"}): ${stderrTail() || "no output"}`,
-      );
-    }
-    await Bun.sleep(25);
+  const timeoutMs = options.startTimeoutMs ?? ANVIL_START_TIMEOUT_MS;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const port = await Promise.race([
+    bound,
+    new Promise<"timeout">((resolve) => {
+      timer = setTimeout(() => resolve("timeout"), timeoutMs);
+    }),
+  ]);
+  clearTimeout(timer);
+  if (typeof port === "number") {
+    return { rpcUrl: `http://127.0.0.1:${port}`, port, process: child, stop };
   }
-  return { rpcUrl, process: child, stop };
+  const exitCode = port === "timeout" ? "none" : await child.exited;
+  await stop();
+  const output = stderrTail();
+  if (options.port !== undefined && /address already in use/i.test(output)) {
+    throw new AnvilPortInUse(options.port);
+  }
+  throw new AnvilStartFailed(
+    port === "timeout"
+      ? `anvil did not bind 127.0.0.1:${options.port ?? "(any port)"} within ${timeoutMs} ms: ${output || "no output"}`
+      : `anvil exited with code ${exitCode} before it listened: ${output || "no output"}`,
+  );
 }

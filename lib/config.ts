@@ -3,6 +3,7 @@
  * and a bad value stops the process with a message that names the variable.
  */
 import { isAddress } from "viem";
+import { registerSecretUrls } from "./error-cause.ts";
 import { Refused } from "./fail.ts";
 
 export class ConfigError extends Refused {
@@ -10,6 +11,15 @@ export class ConfigError extends Refused {
 }
 
 const env = process.env;
+
+// Before any check: a malformed URL still carries its secrets.
+registerSecretUrls([
+  env.RPC_URL,
+  env.RPC_WS_URL,
+  env.DATABASE_URL,
+  env.REDIS_URL,
+  env.DEMO_DATABASE_URL,
+]);
 
 function text(name: string, fallback: string): string {
   const value = env[name];

@@ -66,7 +66,7 @@ const MISSING_DATABASE = "3D000";
 
 export async function checkPostgres(
   url: string,
-  { databaseMayBeMissing = false, timeoutSeconds = 5 } = {},
+  { databaseMayBeMissing = false, timeoutSeconds = CHECK_TIMEOUT_MS.postgres / 1_000 } = {},
 ): Promise<void> {
   const sql = postgres(url, { max: 1, connect_timeout: timeoutSeconds, onnotice: () => {} });
   const where = `DATABASE_URL (${safeUrl(url)})`;
@@ -98,7 +98,13 @@ export async function checkPostgres(
   }
 }
 
-export async function checkRedis(url: string, { timeoutMs = 3_000 } = {}): Promise<void> {
+/** How long each check waits for its service (tests derive their time bounds from these). */
+export const CHECK_TIMEOUT_MS = { postgres: 5_000, redis: 3_000, rpc: 5_000 } as const;
+
+export async function checkRedis(
+  url: string,
+  { timeoutMs = CHECK_TIMEOUT_MS.redis } = {},
+): Promise<void> {
   const redis = new IORedis(url, {
     lazyConnect: true,
     connectTimeout: timeoutMs,
@@ -135,7 +141,7 @@ export async function checkRedis(url: string, { timeoutMs = 3_000 } = {}): Promi
  */
 export async function checkRpc(
   url: string,
-  { source = "RPC_URL", timeoutMs = 5_000 } = {},
+  { source = "RPC_URL", timeoutMs = CHECK_TIMEOUT_MS.rpc } = {},
 ): Promise<number> {
   const client = createPublicClient({
     transport: http(url, { retryCount: 0, timeout: timeoutMs }),
@@ -143,6 +149,6 @@ export async function checkRpc(
   try {
     return await client.getChainId();
   } catch (error) {
-    throw nodeFailure(`${source} (${safeUrl(url, { keepPath: false })}) eth_chainId`, error);
+    throw nodeFailure(`${source} (${safeUrl(url)}) eth_chainId`, error);
   }
 }

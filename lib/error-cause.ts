@@ -55,9 +55,9 @@ function ownText(error: unknown): string {
   return code && !error.message.includes(code) ? `${code}: ${error.message}` : error.message;
 }
 
-/** One line naming the innermost cause, at most `max` characters. */
+/** One line naming the innermost cause, at most `max` characters, secrets removed. */
 export function describeCause(error: unknown, max = 300): string {
-  const text = ownText(innermostError(error)).replace(/\s+/g, " ").trim();
+  const text = redactSecrets(ownText(innermostError(error)).replace(/\s+/g, " ").trim());
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 
@@ -67,15 +67,86 @@ export function causeCode(error: unknown): string | undefined {
   return typeof inner?.code === "string" ? inner.code : undefined;
 }
 
-/** A URL fit for a log line or an error: no password, and for RPC no path (keys live there). */
-export function safeUrl(url: string, { keepPath = true } = {}): string {
+/**
+ * Secrets live in URLs: a password or user in the userinfo, a provider key in the path or the
+ * query. Every text that leaves the process (a log line, a CLI error, `status`, /readyz) goes
+ * through `redactSecrets`, which keeps of any URL only its scheme and host, and removes wherever
+ * they appear the secret parts of the URLs the configuration names (`registerSecretUrls`, called
+ * by lib/config.ts): passwords, the user, path and query of node URLs, and each path segment
+ * and query value of 8 characters or more (a key printed apart from its URL). The user of a
+ * Postgres or Redis URL is a role name their errors cite, so it stays outside URLs.
+ */
+const secretPieces = new Set<string>();
+const SECRET_PIECE_MIN_LENGTH = 8;
+const REDACTED = "***";
+
+/**
+ * A URL written in a text, up to the first character no URL holds unescaped (or a bracket) and
+ * without the punctuation that ends a sentence around it.
+ */
+const URL_IN_TEXT =
+  /\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>`\\(){}]+?(?=[.,;:!?]*(?:[\s"'<>`\\(){}]|$))/gi;
+
+function withDecoded(piece: string): string[] {
+  try {
+    return [piece, decodeURIComponent(piece)];
+  } catch {
+    return [piece];
+  }
+}
+
+export function registerSecretUrls(urls: readonly (string | undefined)[]): void {
+  for (const raw of urls) {
+    if (!raw) continue;
+    let parsed: URL;
+    try {
+      parsed = new URL(raw);
+    } catch {
+      // Unparseable: the whole value is the secret.
+      secretPieces.add(raw);
+      continue;
+    }
+    const node = /^(https?|wss?):$/.test(parsed.protocol);
+    const pieces = [parsed.password, `${parsed.pathname}${parsed.search}`, parsed.search];
+    if (node) {
+      pieces.push(parsed.username, parsed.pathname);
+      for (const segment of parsed.pathname.split("/")) {
+        if (segment.length >= SECRET_PIECE_MIN_LENGTH) pieces.push(segment);
+      }
+      for (const value of parsed.searchParams.values()) {
+        if (value.length >= SECRET_PIECE_MIN_LENGTH) pieces.push(value);
+      }
+    }
+    for (const piece of pieces) {
+      // Shorter pieces would cut into ordinary words and are no key anyway.
+      if (piece.length < SECRET_PIECE_MIN_LENGTH / 2 || piece === "/") continue;
+      for (const form of withDecoded(piece)) secretPieces.add(form);
+    }
+  }
+}
+
+/** A URL fit for a log line or an error: its scheme and host, and `/***` when it had more. */
+export function safeUrl(url: string): string {
   try {
     const parsed = new URL(url);
-    if (parsed.password) parsed.password = "***";
-    if (!keepPath) return `${parsed.protocol}//${parsed.host}`;
-    parsed.search = "";
-    return parsed.toString();
+    const more =
+      parsed.username !== "" ||
+      parsed.password !== "" ||
+      parsed.pathname.length > 1 ||
+      parsed.search !== "" ||
+      parsed.hash !== "";
+    return `${parsed.protocol}//${parsed.host}${more ? `/${REDACTED}` : ""}`;
   } catch {
-    return "(not a URL)";
+    const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(url)?.[0];
+    return scheme ? `${scheme}${REDACTED}` : "(not a URL)";
   }
+}
+
+/** `text` with every URL reduced to its scheme and host and every known secret removed. */
+export function redactSecrets(text: string): string {
+  let redacted = text.replace(URL_IN_TEXT, (found) => safeUrl(found));
+  // Longest first, so a path is removed whole before its segments.
+  const pieces = [...secretPieces].sort((a, b) => b.length - a.length);
+  for (const piece of pieces) redacted = redacted.replaceAll(piece, REDACTED);
+  return redacted;
 }

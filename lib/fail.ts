@@ -4,7 +4,7 @@
  * the chain, a missing database). 1: failed, possibly for now (a service that cannot be reached,
  * an unexpected fault).
  */
-import { describeCause } from "./error-cause.ts";
+import { describeCause, redactSecrets } from "./error-cause.ts";
 
 /** The input or the configuration is wrong; retrying the same command cannot help. */
 export class Refused extends Error {
@@ -25,7 +25,7 @@ export function exitCodeFor(error: unknown, alsoRefused: readonly ErrorClass[] =
 
 /** Our own errors already read as one line; anything else is reduced to its innermost cause. */
 export function failureLine(error: unknown): string {
-  if (error instanceof Refused || error instanceof Unreachable) return error.message;
+  if (error instanceof Refused || error instanceof Unreachable) return redactSecrets(error.message);
   const name = error instanceof Error ? error.name : "Error";
   return `${name}: ${describeCause(error)}`;
 }

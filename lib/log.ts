@@ -1,14 +1,24 @@
 import pino from "pino";
 import { config } from "./config.ts";
+import { redactSecrets } from "./error-cause.ts";
 
-/** JSON lines on stdout; each component gets a child logger carrying its name. */
-const root = pino({
-  level: config.logLevel,
-  base: undefined,
-  timestamp: pino.stdTimeFunctions.isoTime,
-  formatters: { level: (label) => ({ level: label }) },
-  redact: ["token", "authorization", "headers.authorization"],
-});
+const stdout = pino.destination({ dest: 1, sync: true });
+
+/**
+ * JSON lines on stdout; each component gets a child logger carrying its name. Every line passes
+ * through `redactSecrets` whole, so no field (an error, a cause, a message) can carry a URL's
+ * password or key.
+ */
+const root = pino(
+  {
+    level: config.logLevel,
+    base: undefined,
+    timestamp: pino.stdTimeFunctions.isoTime,
+    formatters: { level: (label) => ({ level: label }) },
+    redact: ["token", "authorization", "headers.authorization"],
+  },
+  { write: (line: string) => stdout.write(redactSecrets(line)) },
+);
 
 export function logger(component: string) {
   return root.child({ component });
@@ -19,9 +29,9 @@ export function logger(component: string) {
  * request body (megabytes for a multicall), so its short message is used instead.
  */
 export function errorSummary(error: unknown): string {
-  if (!(error instanceof Error)) return String(error).slice(0, 500);
+  if (!(error instanceof Error)) return redactSecrets(String(error)).slice(0, 500);
   const short = (error as Error & { shortMessage?: string }).shortMessage;
   const details = (error as Error & { details?: string }).details;
   const text = short ? (details ? `${short} (${details})` : short) : error.message;
-  return `${error.name}: ${text}`.slice(0, 500);
+  return redactSecrets(`${error.name}: ${text}`).slice(0, 500);
 }

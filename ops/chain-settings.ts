@@ -95,7 +95,7 @@ export async function checkChainSettings(settings: ChainSettings): Promise<numbe
   }
   const client = createChainClient(settings.rpcUrl, { retryCount: 0, timeoutMs: 5_000 });
   const where = `${settings.stakerSource} (${settings.staker})`;
-  const node = `${settings.rpcSource} (${safeUrl(settings.rpcUrl, { keepPath: false })})`;
+  const node = `${settings.rpcSource} (${safeUrl(settings.rpcUrl)})`;
   const code = await client.getCode({ address: settings.staker }).catch((error: unknown) => {
     throw nodeFailure(`${node} eth_getCode of ${where}`, error);
   });
@@ -128,7 +128,7 @@ async function checkArchiveState(client: PublicClient, settings: ChainSettings):
   const why =
     "an archive node is needed because the indexer reads the staker's views at the block of every stake, all the way back to the start block";
   let startBlock: bigint;
-  const node = `${settings.rpcSource} (${safeUrl(settings.rpcUrl, { keepPath: false })})`;
+  const node = `${settings.rpcSource} (${safeUrl(settings.rpcUrl)})`;
   try {
     startBlock = await settings.startBlock();
   } catch (error) {

@@ -4,6 +4,7 @@
  */
 import type { Indexer } from "../indexer/indexer.ts";
 import { isParked } from "../indexer/jobs/reconcile.ts";
+import { redactSecrets } from "../lib/error-cause.ts";
 
 export interface StatusSettings {
   queuePrefix: string;
@@ -94,7 +95,8 @@ export function renderStatus(status: Status, settings: StatusSettings): string[]
     `${counts.inferredHandClaims} inferred (contract-wallet stakes; the node has no trace API; settle with read-failures --retry once it has)`,
   );
   line("rpc calls", renderRpcCalls(counts));
-  return lines;
+  // Failed jobs keep their error's own message (a node URL with its key, for viem's errors).
+  return lines.map(redactSecrets);
 }
 
 /** The calls every worker process made, against what is stored: the cost of indexing so far. */

@@ -4,18 +4,25 @@
  * the indexer following the head, the API, and live staking activity. Prints a curl that returns
  * a real staked S1 citizen with a token created for this run. Ctrl-C stops everything.
  *
- * The demo owns its database and queue prefix (DEMO_DATABASE_URL, default citizen_staking_demo;
- * DEMO_QUEUE_PREFIX, default citizen-staking-demo) and starts them empty each run: every run is
- * a new chain. On every way out (Ctrl-C, an error, a child that exits, such as an API whose port
- * is taken) it stops all it started.
+ * Several demos may run side by side, and beside the test suite: each owns its node (anvil on
+ * 8545, or on a free port when 8545 is taken), its API port (3000, or a free one; PORT, when set,
+ * is taken as given) and a database and queue prefix named after its node's port
+ * (citizen_staking_demo_<port>, citizen-staking-demo-<port>; DEMO_DATABASE_URL and
+ * DEMO_QUEUE_PREFIX override them). It starts them empty each run: every run is a new chain.
+ * On every way out (Ctrl-C, an error, a child that exits) it stops all it started.
+ *
+ * Flags: --events N (staker events of the seeded scenario, default 2000), --node-port N and
+ * --api-port N (the ports it tries first).
  */
+import { parseArgs } from "node:util";
 import { eq } from "drizzle-orm";
 import postgres from "postgres";
+import { startDashboardServer } from "../client/example/serve.ts";
 import { createDatabase } from "../db/client.ts";
 import { ensureDatabase, runMigrations } from "../db/migrate.ts";
 import { indexerCheckpoints, stakedCitizens } from "../db/schema.ts";
 import { createToken } from "../db/tokens.ts";
-import { startAnvil } from "../devnet/anvil.ts";
+import { AnvilPortInUse, freePort, isPortFree, startAnvil } from "../devnet/anvil.ts";
 import { createDevnetClient } from "../devnet/client.ts";
 import { deployDevnet, writeDeploymentFile } from "../devnet/deploy.ts";
 import { Scenario } from "../devnet/scenario.ts";
@@ -23,15 +30,55 @@ import { createQueues, redisConnection } from "../indexer/jobs/queues.ts";
 import { config } from "../lib/config.ts";
 import { failureLine } from "../lib/fail.ts";
 
-const DEMO_EVENTS = 2_000;
-const DEMO_QUEUE_PREFIX = process.env.DEMO_QUEUE_PREFIX ?? "citizen-staking-demo";
-const databaseUrl = process.env.DEMO_DATABASE_URL ?? demoDatabaseUrl(config.databaseUrl);
+const { values: flags } = parseArgs({
+  options: {
+    events: { type: "string", default: "2000" },
+    "node-port": { type: "string", default: "8545" },
+    "api-port": { type: "string", default: "3000" },
+  },
+});
 const say = (line: string) => process.stderr.write(`demo: ${line}\n`);
 
-function demoDatabaseUrl(base: string): string {
-  const url = new URL(base);
-  url.pathname = "/citizen_staking_demo";
+function positiveInteger(flag: string, value: string): number {
+  const parsed = Number(value);
+  if (!Number.isSafeInteger(parsed) || parsed <= 0) {
+    say(`--${flag} must be a positive integer, not ${value}`);
+    process.exit(2);
+  }
+  return parsed;
+}
+const events = positiveInteger("events", flags.events);
+const preferredNodePort = positiveInteger("node-port", flags["node-port"]);
+const preferredApiPort = positiveInteger("api-port", flags["api-port"]);
+
+/** Named after the node's port, which no other running demo can hold. */
+function demoDatabaseUrl(nodePort: number): string {
+  if (process.env.DEMO_DATABASE_URL) return process.env.DEMO_DATABASE_URL;
+  const url = new URL(config.databaseUrl);
+  url.pathname = `/citizen_staking_demo_${nodePort}`;
   return url.toString();
+}
+const demoQueuePrefix = (nodePort: number) =>
+  process.env.DEMO_QUEUE_PREFIX ?? `citizen-staking-demo-${nodePort}`;
+
+/** The preferred port when nothing holds it, else one the OS says is free. */
+async function pickPort(preferred: number, what: string): Promise<number> {
+  if (await isPortFree(preferred)) return preferred;
+  const port = await freePort();
+  say(`${what} port ${preferred} is taken; using ${port}`);
+  return port;
+}
+
+/** Our own node: on the preferred port, or on a free one when something else holds it. */
+async function startNode() {
+  try {
+    return await startAnvil({ port: preferredNodePort });
+  } catch (error) {
+    if (!(error instanceof AnvilPortInUse)) throw error;
+    const started = await startAnvil();
+    say(`node port ${preferredNodePort} is taken; anvil took ${started.port}`);
+    return started;
+  }
 }
 
 async function recreateDatabase(url: string) {
@@ -46,11 +93,13 @@ async function recreateDatabase(url: string) {
 }
 
 const children: Bun.Subprocess[] = [];
+let dashboard: Awaited<ReturnType<typeof startDashboardServer>> | undefined;
 let node: Awaited<ReturnType<typeof startAnvil>> | undefined;
 const stop = new AbortController();
 const shutdown = async (code: number) => {
   if (stop.signal.aborted) return;
   stop.abort();
+  void dashboard?.stop();
   for (const child of children) child.kill("SIGTERM");
   await Promise.all(children.map((child) => child.exited));
   await node?.stop();
@@ -71,9 +120,10 @@ try {
 }
 
 async function main() {
-  node = await startAnvil({ port: 8545 }).catch(() => startAnvil());
-
+  node = await startNode();
   say(`anvil on ${node.rpcUrl}`);
+  const databaseUrl = demoDatabaseUrl(node.port);
+  const queuePrefix = demoQueuePrefix(node.port);
   const client = createDevnetClient(node.rpcUrl);
   const deployment = await deployDevnet(client);
   await writeDeploymentFile(config.chain.devnetFile, deployment);
@@ -82,42 +132,67 @@ async function main() {
   );
 
   const scenario = await Scenario.prepare(client, deployment, { seed: "demo", wallets: 40 });
-  const progress = await scenario.run({ events: DEMO_EVENTS });
+  const progress = await scenario.run({ events });
   say(`scenario: ${progress.stakerEvents} staker events over ${progress.blocks} blocks`);
 
   await recreateDatabase(databaseUrl);
   {
     const redis = redisConnection(config.redisUrl);
-    const queues = createQueues(redis, DEMO_QUEUE_PREFIX);
+    const queues = createQueues(redis, queuePrefix);
     await queues.chunks.obliterate({ force: true });
     await queues.follow.obliterate({ force: true });
     await queues.close();
     redis.disconnect();
   }
-  const port = process.env.PORT ?? "3000";
+  // The example dashboard on its own origin, which the API must then allow (CORS).
+  dashboard = await startDashboardServer({ port: 3002 }).catch(() => startDashboardServer());
   const env = {
     ...process.env,
     DATABASE_URL: databaseUrl,
-    QUEUE_PREFIX: DEMO_QUEUE_PREFIX,
+    QUEUE_PREFIX: queuePrefix,
     RPC_URL: node.rpcUrl,
     STAKER_ADDRESS: deployment.addresses.staker,
     START_BLOCK: String(deployment.deployBlock),
-    PORT: port,
     LOG_LEVEL: process.env.LOG_LEVEL ?? "warn",
+    CORS_ORIGINS: [process.env.CORS_ORIGINS, dashboard.origin].filter(Boolean).join(","),
   };
-  const spawn = (name: string, command: string[]) => {
-    const child = Bun.spawn(command, { env, stdout: "inherit", stderr: "inherit" });
+  // Each child runs until the demo stops it; one that ends by itself ends the demo, unless
+  // `retry` takes it over.
+  const spawn = (
+    name: string,
+    command: string[],
+    extraEnv: Record<string, string> = {},
+    retry: (code: number) => boolean = () => false,
+  ) => {
+    const child = Bun.spawn(command, {
+      env: { ...env, ...extraEnv },
+      stdout: "inherit",
+      stderr: "inherit",
+    });
     children.push(child);
-    // Each child runs until the demo stops it; one that ends by itself ends the demo.
     void child.exited.then((code) => {
-      if (stop.signal.aborted) return;
+      if (stop.signal.aborted || retry(code)) return;
       say(`stopping: ${name} exited with code ${code}`);
       void shutdown(1);
     });
-    return child;
   };
   spawn("the indexer (follow)", ["bun", "scripts/cli.ts", "follow", "--no-migrate"]);
-  spawn("the API", ["bun", "api/main.ts"]);
+
+  const portIsGiven = process.env.PORT !== undefined;
+  let port = portIsGiven ? Number(process.env.PORT) : await pickPort(preferredApiPort, "API");
+  let serving = false;
+  const startApi = (retriesLeft: number) =>
+    spawn("the API", ["bun", "api/main.ts"], { PORT: String(port) }, (code) => {
+      // Exit 2 before serving: another demo bound the port between our look and the API's bind.
+      if (code !== 2 || serving || portIsGiven || retriesLeft === 0) return false;
+      void freePort().then((free) => {
+        say(`API port ${port} was taken meanwhile; using ${free}`);
+        port = free;
+        startApi(retriesLeft - 1);
+      });
+      return true;
+    });
+  startApi(1);
 
   const database = createDatabase(databaseUrl, { max: 2 });
   const head = await client.getBlockNumber();
@@ -135,24 +210,29 @@ async function main() {
     .where(eq(stakedCitizens.season, 1))
     .limit(1);
   if (!citizen) throw new Error("the scenario left no S1 citizen staked");
-  const url = `http://127.0.0.1:${port}/v1/staking/citizens/s1/${citizen.citizenId}?address=${citizen.staker}`;
+  const path = `/v1/staking/citizens/s1/${citizen.citizenId}?address=${citizen.staker}`;
+  // Only our API knows this run's token, so a 200 also proves the port is ours.
   for (let attempt = 0; ; attempt++) {
-    const response = await fetch(url, { headers: { authorization: `Bearer ${token}` } }).catch(
-      () => undefined,
-    );
+    const response = await fetch(`http://127.0.0.1:${port}${path}`, {
+      headers: { authorization: `Bearer ${token}` },
+    }).catch(() => undefined);
     if (response?.ok) break;
-    if (attempt > 100) throw new Error(`the API did not answer ${url}`);
+    if (attempt > 300) throw new Error(`the API did not answer on port ${port}`);
     await Bun.sleep(100);
   }
+  serving = true;
   await database.close();
+  const url = `http://127.0.0.1:${port}${path}`;
 
   console.log(`
 The devnet, the indexer and the API are running. Try:
 
   curl -s -H 'Authorization: Bearer ${token}' '${url}'
 
+Dashboard (live, on another origin): ${dashboard.pageUrl({ apiUrl: `http://127.0.0.1:${port}`, token, address: citizen.staker })}
+
 Also: http://127.0.0.1:${port}/docs (API docs), http://127.0.0.1:${port}/readyz,
-      DATABASE_URL=${databaseUrl} QUEUE_PREFIX=${DEMO_QUEUE_PREFIX} RPC_URL=${node.rpcUrl} STAKER_ADDRESS=${deployment.addresses.staker} bun scripts/cli.ts status
+      DATABASE_URL=${databaseUrl} QUEUE_PREFIX=${queuePrefix} RPC_URL=${node.rpcUrl} STAKER_ADDRESS=${deployment.addresses.staker} bun scripts/cli.ts status
 New staking activity is mined every 2 seconds. Ctrl-C stops everything.
 `);
 

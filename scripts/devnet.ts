@@ -10,7 +10,7 @@
  */
 import { existsSync } from "node:fs";
 import { Command, CommanderError, InvalidArgumentError } from "commander";
-import { type AnvilNode, startAnvil } from "../devnet/anvil.ts";
+import { type AnvilNode, AnvilPortInUse, startAnvil } from "../devnet/anvil.ts";
 import { createDevnetClient } from "../devnet/client.ts";
 import {
   type DevnetDeployment,
@@ -70,7 +70,8 @@ try {
 } catch (error) {
   if (error instanceof CommanderError) process.exit(error.exitCode === 0 ? 0 : 2);
   await node?.stop();
-  failAndExit(error);
+  // A taken --port is refused, not adopted: whatever answers there is not our node.
+  failAndExit(error, [AnvilPortInUse]);
 }
 
 async function run(options: {

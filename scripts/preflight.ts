@@ -3,6 +3,7 @@ import IORedis from "ioredis";
 import postgres from "postgres";
 import { anvilBinaryPath } from "../devnet/anvil.ts";
 import { config } from "../lib/config.ts";
+import { redactSecrets, safeUrl } from "../lib/error-cause.ts";
 
 const problems: string[] = [];
 
@@ -19,7 +20,7 @@ try {
   await sql`select 1`;
 } catch (error) {
   problems.push(
-    `Postgres is not reachable at ${admin.host} (DATABASE_URL): ${(error as Error).message}. Start it, or point DATABASE_URL at one.`,
+    `Postgres is not reachable at ${admin.host} (DATABASE_URL): ${redactSecrets((error as Error).message)}. Start it, or point DATABASE_URL at one.`,
   );
 } finally {
   await sql.end({ timeout: 1 });
@@ -36,7 +37,7 @@ try {
   await redis.ping();
 } catch (error) {
   problems.push(
-    `Redis is not reachable at ${config.redisUrl} (REDIS_URL): ${(error as Error).message}. Start it, or point REDIS_URL at one.`,
+    `Redis is not reachable at ${safeUrl(config.redisUrl)} (REDIS_URL): ${redactSecrets((error as Error).message)}. Start it, or point REDIS_URL at one.`,
   );
 } finally {
   redis.disconnect();

@@ -8,6 +8,7 @@ import { decodeStakerEvent, STAKER_TOPICS } from "./staker-log-decoder.ts";
 export type StakerLog = ReturnType<typeof decodeStakerLog>;
 
 export interface RpcLog {
+  address: Address;
   blockNumber: Hex;
   blockHash: Hex;
   transactionHash: Hex;
@@ -110,7 +111,31 @@ export async function fetchStakerLogs(
   to: bigint,
   governor: LogRangeGovernor,
 ): Promise<StakerLog[]> {
-  const out: StakerLog[] = [];
+  const filter = { address: staker, topics: [STAKER_TOPICS] };
+  const raw = await fetchLogs(client, filter, from, to, governor, "the staker's logs");
+  return raw.map(decodeStakerLog);
+}
+
+/** An eth_getLogs filter without its block range. */
+export interface LogFilter {
+  address: Address | Address[];
+  topics: (Hex | Hex[] | null)[];
+}
+
+/**
+ * Every log of `filter` in [from, to] (removed ones left out), asked in spans the governor
+ * sizes: a span the node refuses or answers too large for is halved and asked again.
+ * `what` names the logs in the error when a single block is too large.
+ */
+export async function fetchLogs(
+  client: PublicClient,
+  filter: LogFilter,
+  from: bigint,
+  to: bigint,
+  governor: LogRangeGovernor,
+  what: string,
+): Promise<RpcLog[]> {
+  const out: RpcLog[] = [];
   let start = from;
   while (start <= to) {
     const end = minBigint(to, start + BigInt(governor.current) - 1n);
@@ -123,14 +148,7 @@ export async function fetchStakerLogs(
           client.request(
             {
               method: "eth_getLogs",
-              params: [
-                {
-                  address: staker,
-                  fromBlock: numberToHex(start),
-                  toBlock: numberToHex(end),
-                  topics: [STAKER_TOPICS],
-                },
-              ],
+              params: [{ ...filter, fromBlock: numberToHex(start), toBlock: numberToHex(end) }],
             },
             { retryCount: 0 },
           ) as unknown as Promise<RpcLog[]>,
@@ -152,10 +170,10 @@ export async function fetchStakerLogs(
       }
       if (governor.shrink(refusedSpan)) continue;
       throw new LogRangeTooLarge(
-        `the staker's logs of block ${start} alone are more than the node at RPC_URL returns in one answer (${errorSummary(error)}); use a node with a larger eth_getLogs limit`,
+        `${what} of block ${start} alone are more than the node at RPC_URL returns in one answer (${errorSummary(error)}); use a node with a larger eth_getLogs limit`,
       );
     }
-    for (const log of raw) if (!log.removed) out.push(decodeStakerLog(log));
+    for (const log of raw) if (!log.removed) out.push(log);
     governor.grow(raw.length);
     start = end + 1n;
   }

@@ -15,36 +15,56 @@ export class StakerLogsMissing extends Error {
 /**
  * Checks that no block of the range holds staker logs the answer left out. Each header whose bloom
  * admits a staker log while the answer holds none of that block is asked again by its hash
- * (EIP-234's `blockHash` filter, which a node that lacks the block must refuse rather than answer
- * empty). A block that then shows logs throws StakerLogsMissing; one that shows none was a bloom
- * false positive. Returns how many blocks were asked again (the check's cost).
- *
- * The questions ride the client's JSON-RPC batches, unlike the range's eth_getLogs (which goes
- * alone, its answer may be huge): each asks for a block the answer said holds no staker log, so
- * its answer is empty unless a log was truly missing, and a bloom full of other contracts' logs
- * (mainnet) makes many of them.
+ * (reaskSuspects). Returns how many blocks were asked again and held no more (its cost).
  */
 export async function checkNoStakerLogMissing(
   client: PublicClient,
   staker: Address,
   headers: Iterable<Block>,
   logs: readonly StakerLog[],
-): Promise<{ rechecked: number }> {
+): Promise<{ harmless: number }> {
   const answered = new Set(logs.map((log) => log.blockNumber));
-  const suspects = [...headers].filter(
-    (header) => !answered.has(header.number!) && mayHoldStakerLogs(header.logsBloom!, staker),
-  );
+  const suspects = [...headers]
+    .filter(
+      (header) => !answered.has(header.number!) && mayHoldStakerLogs(header.logsBloom!, staker),
+    )
+    .map((header) => ({ blockNumber: header.number!, blockHash: header.hash!, answered: 0 }));
+  await reaskSuspects(client, staker, suspects);
+  return { harmless: suspects.length };
+}
+
+/** A block that may hold more staker logs than the `answered` ones the range's answer gave. */
+export interface SuspectBlock {
+  blockNumber: bigint;
+  blockHash: Hex;
+  answered: number;
+}
+
+/**
+ * Asks each suspect block again for its staker logs by its hash (EIP-234's `blockHash` filter,
+ * which a node that lacks the block must refuse rather than answer empty). A block that then
+ * shows more logs than the answer held throws StakerLogsMissing; one that shows no more was a
+ * false alarm.
+ *
+ * The questions ride the client's JSON-RPC batches, unlike the range's eth_getLogs (which goes
+ * alone, its answer may be huge): each asks for one block's staker logs, a few at most, and a
+ * mainnet bloom full of other contracts' logs makes many of them on the follower's path.
+ */
+export async function reaskSuspects(
+  client: PublicClient,
+  staker: Address,
+  suspects: readonly SuspectBlock[],
+): Promise<void> {
   const found = await Promise.all(
-    suspects.map((header) => blockStakerLogs(client, staker, header.hash!)),
+    suspects.map((suspect) => blockStakerLogs(client, staker, suspect.blockHash)),
   );
-  const missed = suspects.findIndex((_, i) => found[i]!.length > 0);
+  const missed = suspects.findIndex((suspect, i) => found[i]!.length > suspect.answered);
   if (missed >= 0) {
-    const header = suspects[missed]!;
+    const suspect = suspects[missed]!;
     throw new StakerLogsMissing(
-      `eth_getLogs left out the ${found[missed]!.length} staker logs of block ${header.number} (${header.hash}); the range is fetched again`,
+      `eth_getLogs left out ${found[missed]!.length - suspect.answered} of the ${found[missed]!.length} staker logs of block ${suspect.blockNumber} (${suspect.blockHash}); the range is fetched again`,
     );
   }
-  return { rechecked: suspects.length };
 }
 
 async function blockStakerLogs(

@@ -8,6 +8,7 @@ import { readHandFlag } from "../chain/hand-flag.ts";
 import { fetchStakerLogs, type LogRangeGovernor, type StakerLog } from "../chain/logs.ts";
 import { checkNoStakerLogMissing } from "../chain/missing-logs.ts";
 import { readStakes, tryReadStakes } from "../chain/stake-reads.ts";
+import { checkStakerTransfersLogged, fetchStakerTransfers } from "../chain/transfer-check.ts";
 import { ViewMemo } from "../chain/view-memo.ts";
 import { citizenRowOf } from "../project/citizen-row.ts";
 import { type Season, toEventRow } from "../project/event-rows.ts";
@@ -37,37 +38,55 @@ export interface FetchRequest {
   from: bigint;
   to: bigint;
   /**
-   * Above the finality boundary: check that each header links to the one before and that every
-   * log belongs to them, and keep every hash (a reorg finds its fork point).
+   * Above the finality boundary: read every header, check that each links to the one before
+   * and that every log belongs to them, and keep every hash (a reorg finds its fork point).
    */
   dense?: boolean;
 }
 
+/** A range's rows, and what its missing-log check cost. */
+export type FetchedRange = RangeWrite & {
+  /**
+   * Blocks asked again by hash that held no more staker logs than the answer: bloom false
+   * positives (dense) or plain token transfers to or from the staker (chunks).
+   */
+  harmlessSuspects: number;
+};
+
 /**
  * Everything a block range adds to the tables, fetched in one straight line: headers, logs,
- * a check that the answer left out no block's logs (missing-logs.ts, from every header's bloom),
- * the reads they need, rows built by pure functions, and the last header read again. If that
- * header changed, the chain moved during the fetch and nothing is returned.
+ * a check that the answer left out no block's logs, the reads they need, rows built by pure
+ * functions, and the last header read again. If that header changed, the chain moved during the
+ * fetch and nothing is returned.
+ *
+ * The missing-log check: a dense range has every header, so each bloom is checked
+ * (missing-logs.ts); a chunk reads only its ends, and its staker logs are matched against the
+ * staker's token transfers (transfer-check.ts), a few eth_getLogs whatever its length.
  */
 export async function fetchRange(
   deps: RangeIndexerDeps,
   request: FetchRequest,
-): Promise<RangeWrite> {
+): Promise<FetchedRange> {
   const { client, contracts } = deps;
-  const { from, to } = request;
-  const headers = await readHeaders(client, range(from, to));
+  const { from, to, dense } = request;
+  const [headers, logs, transfers] = await Promise.all([
+    readHeaders(client, dense ? range(from, to) : [from, to]),
+    fetchStakerLogs(deps.logClient, contracts.staker, from, to, deps.governor),
+    dense ? [] : fetchStakerTransfers(deps.logClient, contracts, from, to, deps.governor),
+  ]);
   const first = headers.get(from)!;
   const last = headers.get(to)!;
-  const logs = await fetchStakerLogs(deps.logClient, contracts.staker, from, to, deps.governor);
-  await checkNoStakerLogMissing(client, contracts.staker, headers.values(), logs);
+  const { harmless: harmlessSuspects } = dense
+    ? await checkNoStakerLogMissing(client, contracts.staker, headers.values(), logs)
+    : await checkStakerTransfersLogged(client, contracts, transfers, logs);
 
   const blockHashes = new Map<bigint, string>();
   if (from > 0n) blockHashes.set(from - 1n, first.parentHash.toLowerCase());
   for (const [number, header] of headers) blockHashes.set(number, header.hash!.toLowerCase());
-  if (request.dense) checkLinked(headers, from, to);
+  if (dense) checkLinked(headers, from, to);
   for (const log of logs) {
     const known = blockHashes.get(log.blockNumber);
-    if (request.dense && known !== log.blockHash) {
+    if (dense && known !== log.blockHash) {
       throw new ReorgDetected(`a log of block ${log.blockNumber} is from another branch`);
     }
     blockHashes.set(log.blockNumber, log.blockHash);
@@ -99,6 +118,7 @@ export async function fetchRange(
     citizens: read,
     blockHashes,
     readFailures,
+    harmlessSuspects,
   };
 }
 
@@ -202,7 +222,8 @@ async function stakeFacts(
     deps.contracts,
     readLater.map((stake) => stakeAt(stake, stake.readBlock!)),
   );
-  const blockTimes = blockTimesOf(
+  const blockTimes = await blockTimesOf(
+    deps.client,
     readLater.map((stake) => stake.event),
     chunk,
   );
@@ -252,20 +273,26 @@ async function stakeFacts(
 
 /**
  * The timestamps of the blocks holding these stakes: from their logs (newer nodes send each
- * log's block time) or the headers the fetch read, each checked to be the block the stake's log
- * came from.
+ * log's block time) or the headers the fetch already has; the others read (cheap, and batched),
+ * each checked to be the block the stake's log came from.
  */
-function blockTimesOf(
+async function blockTimesOf(
+  client: PublicClient,
   stakes: StakerEventRow[],
   known: { headers: Map<bigint, Block>; logs: StakerLog[] },
-): Map<bigint, bigint> {
+): Promise<Map<bigint, bigint>> {
   const times = new Map<bigint, bigint>();
+  for (const [number, header] of known.headers) times.set(number, header.timestamp);
   for (const log of known.logs) {
     if (log.blockTimestamp !== undefined) times.set(log.blockNumber, log.blockTimestamp);
   }
-  for (const stake of stakes) {
-    if (times.has(stake.blockNumber)) continue;
-    const header = known.headers.get(stake.blockNumber)!;
+  const missing = stakes.filter((stake) => !times.has(stake.blockNumber));
+  const read = await readHeaders(
+    client,
+    missing.map((stake) => stake.blockNumber),
+  );
+  for (const stake of missing) {
+    const header = read.get(stake.blockNumber)!;
     if (header.hash!.toLowerCase() !== stake.blockHash) {
       throw new ReorgDetected(`block ${stake.blockNumber} changed during the fetch`);
     }

@@ -25,6 +25,7 @@ import {
   readFailures,
   type StakerEventRow,
   stakedCitizens,
+  stakedCitizensHistory,
   stakerEvents,
 } from "../../db/schema.ts";
 import {
@@ -40,7 +41,13 @@ import {
   type PostponedReadFailure,
   type StoredMetadata,
 } from "./metadata.ts";
-import { type CitizenKeyRow, recompute, type Transaction } from "./projection.ts";
+import {
+  type CitizenKeyRow,
+  projectHistory,
+  recompute,
+  type Transaction,
+  truncateHistory,
+} from "./projection.ts";
 import { type BlockRange, contiguousEnd, missingRanges } from "./ranges.ts";
 import { createTalliesStore } from "./tallies.ts";
 import { columnArray, unnestRows } from "./unnest-rows.ts";
@@ -143,8 +150,9 @@ export interface IndexerStore {
   /** A retry that failed again: the failure keeps its row, counted, and is tried again later. */
   postponeReadFailures(rows: PostponedReadFailure[]): Promise<void>;
   /**
-   * Rebuilds staked_citizens from the stored event log and reads alone (no RPC), in one
-   * transaction: readers see the old rows until it commits, writers wait for it.
+   * Rebuilds the staked-citizen history and staked_citizens from the stored event log and reads
+   * alone (no RPC), in one transaction: readers see the old rows until it commits, writers wait
+   * for it.
    */
   reproject(): Promise<{ citizens: number; indexedBlock: bigint }>;
   /**
@@ -332,8 +340,10 @@ export function createIndexerStore(db: Database): IndexerStore {
         .selectDistinct({ season: stakerEvents.citizenSeason, citizenId: stakerEvents.citizenId })
         .from(stakerEvents)
         .where(and(inRange, isNotNull(stakerEvents.citizenId)));
+      await truncateHistory(tx, write.fromBlock - 1n);
       await tx.delete(stakerEvents).where(inRange);
       await writeRows(tx, write);
+      await projectHistory(tx, write.fromBlock - 1n, current.indexedBlock);
       if (write.toBlock > current.indexedBlock) {
         await recordRange(tx, { from: write.fromBlock, to: write.toBlock });
       }
@@ -376,7 +386,7 @@ export function createIndexerStore(db: Database): IndexerStore {
           isNotNull(stakerEvents.citizenId),
         ),
       );
-    await recompute(tx, touched as CitizenKeyRow[], reached);
+    await projectHistory(tx, current.indexedBlock, reached);
     await tx.delete(indexedRanges).where(lte(indexedRanges.toBlock, reached));
     await tx.delete(blocks).where(sql`${blocks.number} < ${reached - HASHES_KEPT}`);
     await tx
@@ -387,6 +397,7 @@ export function createIndexerStore(db: Database): IndexerStore {
         updatedAt: sql`now()`,
       })
       .where(eq(indexerCheckpoints.staker, current.staker));
+    await recompute(tx, touched as CitizenKeyRow[], reached);
     return reached;
   }
 
@@ -397,6 +408,7 @@ export function createIndexerStore(db: Database): IndexerStore {
         .selectDistinct({ season: stakerEvents.citizenSeason, citizenId: stakerEvents.citizenId })
         .from(stakerEvents)
         .where(and(gt(stakerEvents.blockNumber, ancestor), isNotNull(stakerEvents.citizenId)));
+      await truncateHistory(tx, ancestor);
       const removed = await tx
         .delete(stakerEvents)
         .where(gt(stakerEvents.blockNumber, ancestor))
@@ -408,7 +420,6 @@ export function createIndexerStore(db: Database): IndexerStore {
         .set({ toBlock: ancestor })
         .where(gt(indexedRanges.toBlock, ancestor));
       const indexedBlock = current.indexedBlock < ancestor ? current.indexedBlock : ancestor;
-      await recompute(tx, touched as CitizenKeyRow[], indexedBlock);
       await tx
         .update(indexerCheckpoints)
         .set({
@@ -419,6 +430,7 @@ export function createIndexerStore(db: Database): IndexerStore {
           updatedAt: sql`now()`,
         })
         .where(eq(indexerCheckpoints.staker, current.staker));
+      await recompute(tx, touched as CitizenKeyRow[], indexedBlock);
       return { removedEvents: removed.length };
     });
   }
@@ -514,6 +526,8 @@ export function createIndexerStore(db: Database): IndexerStore {
             lte(stakerEvents.blockNumber, current.indexedBlock),
           ),
         );
+      await tx.delete(stakedCitizensHistory);
+      await projectHistory(tx, -1n, current.indexedBlock);
       await tx.delete(stakedCitizens);
       await recompute(tx, keys as CitizenKeyRow[], current.indexedBlock);
       await markDataChanged(tx);

@@ -1,6 +1,7 @@
 /**
- * The staked-citizen projection: staked_citizens rebuilt from the event log and the reads stored
- * with each stake, for the citizens a write touched.
+ * The staked-citizen projection: the history of every citizen's staked states extended over the
+ * blocks a write adds (the rule, in the SQL function project_staked_citizens), and
+ * staked_citizens rewritten from it for the citizens the write touched.
  */
 import { getTableColumns, sql } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
@@ -25,26 +26,44 @@ const updatedColumns = sql.join(
   sql`, `,
 );
 
-/** Above this many citizens, a rebuild is planned without nested loops (see recompute). */
-const NESTED_LOOP_KEY_LIMIT = 200;
+/**
+ * Extends staked_citizens_history over blocks (after, to] from their events (migration 0008):
+ * its cost is the range's events, never the history before it. No state may start above
+ * `after` (truncate first when rewriting).
+ */
+export async function projectHistory(tx: Transaction, after: bigint, to: bigint) {
+  if (to <= after) return;
+  await tx.execute(sql`select project_staked_citizens(${after}::bigint, ${to}::bigint)`);
+}
 
 /**
- * Rebuilds staked_citizens for `keys` from the event log as of block `at`: a citizen is staked
- * while its latest citizen Stake has no later Withdraw; its points are the stake's frozen base
- * plus the bonus of every BYTES deposit into that stake.
+ * Forgets the history above block `after`: states that started later go, and the state that held
+ * at `after` is open again. Only citizens with a stored event above `after` can have either, so
+ * call it before those events are deleted.
+ */
+export async function truncateHistory(tx: Transaction, after: bigint) {
+  const touched = sql`(
+    select distinct citizen_season, citizen_id from staker_events
+    where block_number > ${after}::bigint and citizen_id is not null)`;
+  // Deleted first: the state reopened below would otherwise meet a later open one in the
+  // one-open-state-per-citizen index.
+  await tx.execute(sql`
+    delete from staked_citizens_history h
+    where (h.season, h.citizen_id) in ${touched} and h.valid_from > ${after}::bigint`);
+  await tx.execute(sql`
+    update staked_citizens_history h set valid_to = null
+    where (h.season, h.citizen_id) in ${touched} and h.valid_to > ${after}::bigint`);
+}
+
+/**
+ * Rewrites staked_citizens for `keys` as staked_citizens_at says they are after block `at`,
+ * which must already be the checkpoint (the function refuses blocks beyond it).
  */
 export async function recompute(tx: Transaction, keys: CitizenKeyRow[], at: bigint) {
   if (keys.length === 0) return;
   const keysJson = JSON.stringify(
     keys.map((key) => ({ season: key.season, citizen_id: key.citizenId.toString() })),
   );
-  // Postgres guesses 100 keys and a 1-row live set, picks nested loops and turns a backfill
-  // chunk touching thousands of citizens quadratic (2.6 s instead of 0.24 s for 1,663). For a
-  // few keys (following the head) the nested loops over the indexes are the right plan.
-  const manyKeys = keys.length > NESTED_LOOP_KEY_LIMIT;
-  if (manyKeys) await tx.execute(sql`set local enable_nestloop = off`);
-  // The rule itself is the SQL function staked_citizens_at (migration 0005), the same the
-  // API answers as-of-block questions with: here for the touched citizens at block `at`.
   await tx.execute(sql`
     with keys as (
       select distinct season, citizen_id
@@ -63,5 +82,4 @@ export async function recompute(tx: Transaction, keys: CitizenKeyRow[], at: bigi
     insert into staked_citizens select * from fresh
     on conflict (season, citizen_id) do update set ${updatedColumns}
   `);
-  if (manyKeys) await tx.execute(sql`set local enable_nestloop = on`);
 }

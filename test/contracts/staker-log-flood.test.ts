@@ -14,6 +14,7 @@ import {
 import { type AnvilNode, startAnvil } from "../../devnet/anvil.ts";
 import { createDevnetClient, type DevnetClient } from "../../devnet/client.ts";
 import { DEVNET_DEPLOYER, type DevnetDeployment, deployDevnet } from "../../devnet/deploy.ts";
+import { DEVNET_SETUP_MS } from "../support/time.ts";
 
 let node: AnvilNode;
 let devnet: DevnetClient;
@@ -23,7 +24,7 @@ beforeAll(async () => {
   node = await startAnvil();
   devnet = createDevnetClient(node.rpcUrl);
   deployment = await deployDevnet(devnet);
-}, 30_000);
+}, DEVNET_SETUP_MS);
 
 afterAll(async () => {
   await node?.stop();

@@ -38,6 +38,7 @@ import {
   type StakerAssetId,
   type VaultTier,
 } from "../../devnet/settings.ts";
+import { DEVNET_SETUP_MS } from "../support/time.ts";
 
 const E18 = 10n ** 18n;
 const DAY = 86_400n;
@@ -81,7 +82,7 @@ beforeAll(async () => {
   node = await startAnvil();
   client = createDevnetClient(node.rpcUrl);
   contracts = (await deployDevnet(client)).addresses;
-}, 30_000);
+}, DEVNET_SETUP_MS);
 
 afterAll(async () => {
   await node?.stop();

@@ -21,6 +21,7 @@ import { type AnvilNode, startAnvil } from "../../devnet/anvil.ts";
 import { createDevnetClient, type DevnetClient } from "../../devnet/client.ts";
 import { type DevnetDeployment, deployDevnet } from "../../devnet/deploy.ts";
 import { stakingActions } from "../support/staking.ts";
+import { DEVNET_SETUP_MS } from "../support/time.ts";
 
 const HEALTHY = [1n, 2n, 3n, 4n];
 const REVERTS_WITH_REASON = 10n;
@@ -52,7 +53,7 @@ beforeAll(async () => {
   const receipt = await devnet.waitForTransactionReceipt({ hash });
   reader = receipt.contractAddress!;
   block = receipt.blockNumber;
-}, 60_000);
+}, DEVNET_SETUP_MS);
 
 afterAll(async () => {
   await node?.stop();

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { fileURLToPath } from "node:url";
+import { sql } from "drizzle-orm";
 import { stakedCitizensAt } from "../../db/as-of.ts";
-import { stakedCitizens } from "../../db/schema.ts";
+import { stakedCitizens, stakedCitizensHistory } from "../../db/schema.ts";
 import { citizenStakers, verifyAgainstChain } from "../../ops/verify.ts";
 import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
 import { indexDevnet, type TestIndexer } from "../support/indexer.ts";
@@ -57,6 +59,35 @@ describe("staked citizens as of any block", () => {
       checked += (await stakedCitizensAt(db, at)).length;
     }
     expect(checked).toBeGreaterThan(100);
+  });
+
+  test("the upgrade migration's backfill rebuilds the same history from the stored rows", async () => {
+    const db = harness.indexer.database.db;
+    // The migration that created the history (found by content: the lead renumbers on merge).
+    const folder = fileURLToPath(new URL("../../db/migrations", import.meta.url));
+    const files = [...new Bun.Glob("*.sql").scanSync({ cwd: folder, absolute: true })].sort();
+    const texts = await Promise.all(files.map((file) => Bun.file(file).text()));
+    const migration = texts.find((text) =>
+      text.includes('CREATE FUNCTION "project_staked_citizens"'),
+    )!;
+    const backfill = migration.trim().split("--> statement-breakpoint").at(-1)!;
+    expect(backfill).toContain("project_staked_citizens");
+    const history = () =>
+      db
+        .select()
+        .from(stakedCitizensHistory)
+        .orderBy(
+          stakedCitizensHistory.season,
+          stakedCitizensHistory.citizenId,
+          stakedCitizensHistory.validFrom,
+        );
+    const written = await history();
+    expect(written.length).toBeGreaterThan(100);
+    await db.transaction(async (tx) => {
+      await tx.delete(stakedCitizensHistory);
+      await tx.execute(sql.raw(backfill));
+    });
+    expect(await history()).toEqual(written);
   });
 
   test("at the indexed block it equals the live projection, and one wallet's is a slice of it", async () => {

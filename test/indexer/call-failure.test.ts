@@ -36,6 +36,7 @@ import { readView } from "../../indexer/chain/view-read.ts";
 import { metadataOf } from "../../indexer/project/citizen-row.ts";
 import { startLyingNode } from "../support/lying-node.ts";
 import { type RpcErrorAnswer, startRpcFaultProxy } from "../support/rpc-fault-proxy.ts";
+import { DEVNET_SETUP_MS } from "../support/time.ts";
 
 class CallDidNotFail extends Error {
   override name = "CallDidNotFail";
@@ -139,7 +140,7 @@ beforeAll(async () => {
   block = await devnet.getBlockNumber({ cacheTime: 0 });
   // No transport retries: each test meets the first answer the node gives.
   chain = createChainClient(node.rpcUrl, { retryCount: 0, timeoutMs: 500 });
-}, 30_000);
+}, DEVNET_SETUP_MS);
 
 afterAll(async () => {
   await node?.stop();

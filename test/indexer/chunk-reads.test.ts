@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { and, eq } from "drizzle-orm";
 import { type Address, encodeFunctionData, type Hex, numberToHex } from "viem";
+import { startRpcProxy } from "../../bench/support/rpc-proxy.ts";
 import { neoTokyoStakerAbi, vaultAbi } from "../../contracts/generated/index.ts";
 import { type CitizenStakeRow, citizenStakes } from "../../db/schema.ts";
 import { DAY, STAKER_ASSET_ID } from "../../devnet/settings.ts";
@@ -22,6 +23,7 @@ import { stakingActions, type TransactionJson } from "../support/staking.ts";
 const WALLET: Address = "0x00000000000000000000000000000000000c4a11";
 const MOVER: Address = "0x00000000000000000000000000000000000c4a12";
 const COUNTED: Address = "0x00000000000000000000000000000000000c4a13";
+const SPARSE: Address = "0x00000000000000000000000000000000000c4a14";
 const GAS = numberToHex(1_500_000n);
 const E18 = 10n ** 18n;
 
@@ -131,7 +133,7 @@ describe("stakes read at a later block of their chunk", () => {
   beforeAll(async () => {
     devnet = await startScenarioDevnet({ events: 100, seed: "chunk-reads" });
     actions = stakingActions(devnet.client, devnet.deployment);
-    for (const wallet of [WALLET, MOVER, COUNTED]) await actions.wallet(wallet);
+    for (const wallet of [WALLET, MOVER, COUNTED, SPARSE]) await actions.wallet(wallet);
   });
 
   afterAll(async () => {
@@ -222,8 +224,7 @@ describe("stakes read at a later block of their chunk", () => {
     }
     const range = { from: blocks[0]!, to: blocks.at(-1)! };
 
-    // A node that sends each log's block time, and one that does not: the chunk's headers are
-    // all read anyway (the missing-log check reads every bloom), so both cost the same.
+    // A node that sends each log's block time, and one that does not (its headers are read).
     const proxy = startRpcFaultProxy({
       upstream: devnet.node.rpcUrl,
       faultRate: 0,
@@ -231,9 +232,10 @@ describe("stakes read at a later block of their chunk", () => {
       logsWithoutTimestamps: true,
     });
     proxies.push(proxy);
-    for (const [label, rpcUrl] of [
-      ["chunk-reads-count", devnet.node.rpcUrl],
-      ["chunk-reads-headers", proxy.url],
+    for (const [label, rpcUrl, headers] of [
+      ["chunk-reads-count", devnet.node.rpcUrl, 0],
+      // The chunk's first and last blocks hold a stake each: their headers are read anyway.
+      ["chunk-reads-headers", proxy.url, ids.length - 2],
     ] as const) {
       const harness = await startDevnetIndexer(devnet, label);
       harnesses.push(harness);
@@ -250,12 +252,53 @@ describe("stakes read at a later block of their chunk", () => {
       // Two dependent rounds of one multicall each, at the chunk's last block; at their own
       // blocks these stakes took one (S2) or two (S1) eth_calls each.
       expect({ label, ethCalls: made("eth_call") }).toEqual({ label, ethCalls: 2 });
-      // Every header of the chunk, and the last one again.
+      // The staker's logs, and the Transfers to and from it (the missing-log check): every
+      // stake's escrow is matched by its Stake log, so no block is asked again.
+      expect({ label, getLogs: made("eth_getLogs") }).toEqual({ label, getLogs: 3 });
+      // The two headers of the chunk's ends, the last one again, and those of the stakes' blocks
+      // when the logs do not carry their time.
       expect({ label, headers: made("eth_getBlockByNumber") }).toEqual({
         label,
-        headers: Number(range.to - range.from) + 2,
+        headers: 3 + headers,
       });
       await expectOwnBlockFacts(write.stakes);
+    }
+  });
+
+  test("a sparse 2,000-block chunk reads its ends' headers and a few eth_getLogs, not a header a block", async () => {
+    const ids = Array.from({ length: 4 }, () => nextId++);
+    const from = await actions.mine(ids.map((id) => actions.mintS1(SPARSE, id)));
+    // Four stakes spread over 2,000 blocks, a withdraw-free stretch of empty blocks between.
+    for (const id of ids) {
+      await devnet.client.mine({ blocks: 400 });
+      await actions.mine([actions.stake(SPARSE, 1, id)]);
+    }
+    const head = await devnet.client.getBlockNumber();
+    const to = from + 1_999n;
+    await devnet.client.mine({ blocks: Number(to - head) });
+
+    const proxy = startRpcProxy(devnet.node.rpcUrl, { delayMs: 0 });
+    const harness = await startDevnetIndexer(devnet, "chunk-reads-sparse");
+    harnesses.push(harness);
+    try {
+      const indexer = await harness.open({ rpcUrl: proxy.url });
+      const write = await fetchRange(indexer.deps, { from, to });
+      const { callsByMethod } = proxy.tally();
+      expect(write.stakes.map((stake) => stake.citizenId)).toEqual(ids);
+      expect(write.harmlessSuspects).toBe(0);
+      // Both ends, and the last again (anvil's logs carry their block's time).
+      expect(callsByMethod.eth_getBlockByNumber).toBe(3);
+      // The staker's logs, the Transfers to the staker, the Transfers from it: one span each.
+      expect(callsByMethod.eth_getLogs).toBe(3);
+
+      // A provider capped at 500 blocks a query: all three are split into the governor's spans.
+      const capped = await harness.open({ rpcUrl: proxy.url, maxLogRange: 500 });
+      proxy.reset();
+      const again = await fetchRange(capped.deps, { from, to });
+      expect(again.events).toEqual(write.events);
+      expect(proxy.tally().callsByMethod.eth_getLogs).toBe(3 * 4);
+    } finally {
+      await proxy.stop();
     }
   });
 });

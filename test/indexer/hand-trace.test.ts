@@ -36,6 +36,7 @@ import {
   TraceUnavailable,
 } from "../../indexer/chain/hand-trace.ts";
 import { type RpcErrorAnswer, startRpcFaultProxy } from "../support/rpc-fault-proxy.ts";
+import { DEVNET_SETUP_MS } from "../support/time.ts";
 
 class TransactionReverted extends Error {
   override name = "TransactionReverted";
@@ -259,7 +260,7 @@ beforeAll(async () => {
       false,
     );
   }
-}, 30_000);
+}, DEVNET_SETUP_MS);
 
 afterAll(async () => {
   await node?.stop();

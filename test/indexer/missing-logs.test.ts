@@ -1,12 +1,25 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import postgres from "postgres";
-import { type Address, getAddress, parseEventLogs } from "viem";
+import { type Address, encodeFunctionData, getAddress, parseEther, parseEventLogs } from "viem";
+import { bytesTokenAbi, s1CitizenAbi } from "../../contracts/generated/index.ts";
 import { mainnetStakerAbi } from "../../contracts/generated/MainnetStaker.ts";
 import { mayHoldStakerLogs } from "../../indexer/chain/log-bloom.ts";
 import { STAKER_EVENTS } from "../../indexer/chain/staker-log-decoder.ts";
+import { fetchRange } from "../../indexer/jobs/fetch-range.ts";
 import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
-import { indexDevnet, startTestIndexer, type TestIndexer } from "../support/indexer.ts";
+import {
+  indexDevnet,
+  startDevnetIndexer,
+  startTestIndexer,
+  type TestIndexer,
+} from "../support/indexer.ts";
 import { startLyingNode } from "../support/lying-node.ts";
+import { stakingActions } from "../support/staking.ts";
+
+/** The wallet that sends the staker tokens without staking them. */
+const SENDER: Address = "0x00000000000000000000000000000000000c4a21";
+/** The wallet whose block's answer keeps one Stake and drops the other. */
+const PARTIAL: Address = "0x00000000000000000000000000000000000c4a22";
 
 describe("a getLogs answer that leaves out one block's staker logs", () => {
   let devnet: ScenarioDevnet;
@@ -87,7 +100,8 @@ describe("a getLogs answer that leaves out one block's staker logs", () => {
   test("on the chunk path, the stake is indexed anyway", async () => {
     const node = lyingNode();
     const block = lastCitizenStakeBlock();
-    node.dropLogsOnce(block);
+    // Only the staker's answer lies: the Transfers of the block are the check's evidence.
+    node.dropLogsOnce(block, { address: devnet.deployment.addresses.staker });
     const harness = await indexDevnet(devnet, {
       label: "missing-logs-chunks",
       rpcUrl: node.url,
@@ -99,6 +113,98 @@ describe("a getLogs answer that leaves out one block's staker logs", () => {
       stakerLogs.filter((log) => log.blockNumber === block).length,
     );
     expect(await harness.mismatches(chainStakers())).toEqual([]);
+  });
+
+  test("on the chunk path, an answer that keeps a block's other logs and drops one Stake is caught", async () => {
+    const actions = stakingActions(devnet.client, devnet.deployment);
+    const { staker, s1Citizen } = devnet.deployment.addresses;
+    const ids = [70_011n, 70_012n];
+    await actions.wallet(PARTIAL);
+    await actions.mine(ids.map((id) => actions.mintS1(PARTIAL, id)));
+    const block = await actions.mine(ids.map((id) => actions.stake(PARTIAL, 1, id)));
+    const last = await actions.mine([]);
+    const { hash } = await devnet.client.getBlock({ blockNumber: block });
+    const inBlock = parseEventLogs({
+      abi: mainnetStakerAbi,
+      logs: await devnet.client.getLogs({ address: staker, blockHash: hash }),
+    });
+    const dropped = inBlock.find(
+      (log) =>
+        log.eventName === "Stake" &&
+        getAddress(log.args.asset) === getAddress(s1Citizen) &&
+        log.args.amountOrTokenId === ids[1],
+    )!;
+    const node = lyingNode();
+    // The block keeps its two Claims and the other Stake: its bloom still admits staker logs.
+    node.dropLogsOnce(block, { address: staker, logIndex: dropped.logIndex });
+    const harness = await indexDevnet(devnet, {
+      label: "missing-logs-one-of-block",
+      rpcUrl: node.url,
+      options: { chunkSize: 20 },
+      to: last,
+    });
+    harnesses.push(harness);
+    expect(node.counts.droppedLogs).toBe(1);
+    expect(await eventsStoredAt(harness, block)).toBe(inBlock.length);
+    expect(await harness.mismatches([PARTIAL.toLowerCase()])).toEqual([]);
+  });
+
+  test("on the chunk path, tokens sent to the staker without a stake are asked again once and pass", async () => {
+    const actions = stakingActions(devnet.client, devnet.deployment);
+    const { staker, s1Citizen, bytes } = devnet.deployment.addresses;
+    const [sent, staked] = [70_001n, 70_002n];
+    await actions.wallet(SENDER);
+    const first = await actions.mine([
+      actions.mintS1(SENDER, sent),
+      actions.mintS1(SENDER, staked),
+    ]);
+    // One block: a stake (its escrow matched by its Stake log), and a citizen and BYTES sent
+    // to the staker by plain transfers (no staker log accounts for them).
+    const block = await actions.mine([
+      actions.stake(SENDER, 1, staked),
+      {
+        from: SENDER,
+        to: s1Citizen,
+        data: encodeFunctionData({
+          abi: s1CitizenAbi,
+          functionName: "transferFrom",
+          args: [SENDER, staker, sent],
+        }),
+        gas: "0x16e360",
+      },
+      {
+        from: SENDER,
+        to: bytes,
+        data: encodeFunctionData({
+          abi: bytesTokenAbi,
+          functionName: "transfer",
+          args: [staker, parseEther("3")],
+        }),
+        gas: "0x16e360",
+      },
+    ]);
+    const last = await actions.mine([]);
+    const fetcher = await startDevnetIndexer(devnet, "missing-logs-fetch");
+    harnesses.push(fetcher);
+    const { hash } = await devnet.client.getBlock({ blockNumber: block });
+    const inBlock = await devnet.client.getLogs({ address: staker, blockHash: hash });
+
+    // The range alone: the block is the one suspect, asked again, and passes.
+    const write = await fetchRange(fetcher.indexer.deps, { from: first, to: last });
+    expect(write.harmlessSuspects).toBe(1);
+    expect(write.events.filter((event) => event.blockNumber === block)).toHaveLength(
+      inBlock.length,
+    );
+    expect(write.stakes.map((stake) => stake.citizenId)).toEqual([staked]);
+    // And the whole chain through chunk jobs: the stake is indexed as the chain has it.
+    const indexed = await indexDevnet(devnet, {
+      label: "missing-logs-plain-transfer",
+      options: { chunkSize: 20 },
+      to: last,
+    });
+    harnesses.push(indexed);
+    expect(await eventsStoredAt(indexed, block)).toBe(inBlock.length);
+    expect(await indexed.mismatches([SENDER.toLowerCase()])).toEqual([]);
   });
 
   test("on the follower's block-by-block path, the stake is indexed anyway", async () => {

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { and, eq } from "drizzle-orm";
+import { and, eq, min } from "drizzle-orm";
 import type { Address } from "viem";
-import { stakedCitizens, stakerEvents } from "../../db/schema.ts";
+import { indexerCheckpoints, stakedCitizens, stakerEvents } from "../../db/schema.ts";
 import { DAY } from "../../devnet/settings.ts";
+import { verifyAgainstChain } from "../../ops/verify.ts";
 import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
 import { indexDevnet, type TestIndexer } from "../support/indexer.ts";
 import { stakingActions } from "../support/staking.ts";
@@ -88,5 +89,26 @@ describe("reorgs while following the head", () => {
 
   test("after every reorg, all wallets still match the staker's views", async () => {
     expect(await harness.mismatches()).toEqual([]);
+  });
+
+  test("after every reorg, the history matches the staker's views at each block the reorgs rewrote", async () => {
+    const db = harness.indexer.database.db;
+    const [checkpoint] = await db.select().from(indexerCheckpoints);
+    const [first] = await db
+      .select({ block: min(stakerEvents.blockNumber) })
+      .from(stakerEvents)
+      .where(eq(stakerEvents.account, WALLET));
+    // Every block since the wallet's first event: all the reorgs above happened there.
+    for (let at = first!.block! - 1n; at <= checkpoint!.indexedBlock; at++) {
+      const mismatches = await verifyAgainstChain({
+        client: harness.indexer.client,
+        db,
+        contracts: harness.indexer.contracts,
+        at,
+        wallets: [WALLET],
+        asOf: true,
+      });
+      expect({ at, mismatches }).toEqual({ at, mismatches: [] });
+    }
   });
 });

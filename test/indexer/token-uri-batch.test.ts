@@ -26,6 +26,7 @@ import { readUnbatched } from "../../indexer/chain/unbatched-read.ts";
 import { metadataOf } from "../../indexer/project/citizen-row.ts";
 import { startRpcFaultProxy } from "../support/rpc-fault-proxy.ts";
 import { stakingActions } from "../support/staking.ts";
+import { DEVNET_SETUP_MS } from "../support/time.ts";
 
 /** CitizenMetadata's faults (contracts/src/CitizenMetadata.sol) and what the operator is shown. */
 const FAULTS = [
@@ -74,7 +75,7 @@ beforeAll(async () => {
   ]);
   block = await devnet.getBlockNumber({ cacheTime: 0 });
   oracle = createChainClient(node.rpcUrl, { retryCount: 0 });
-}, 60_000);
+}, DEVNET_SETUP_MS);
 
 afterAll(async () => {
   await node?.stop();

@@ -10,6 +10,7 @@ import { freePort } from "../../devnet/anvil.ts";
 import { createDevnetClient } from "../../devnet/client.ts";
 import { readDeploymentFile } from "../../devnet/deploy.ts";
 import { runCommand, startCommand } from "../support/commands.ts";
+import { DEVNET_SETUP_MS } from "../support/time.ts";
 
 const directory = mkdtempSync(join(tmpdir(), "cs-devnet-state-"));
 const state = join(directory, "chain.json");
@@ -25,7 +26,7 @@ async function devnet(args: string[], out: string) {
       LOG_LEVEL: "warn",
     },
   );
-  await process.waitForLine(/node stays up/, 30_000);
+  await process.waitForLine(/node stays up/, DEVNET_SETUP_MS);
   const deployment = await readDeploymentFile(out);
   const client = createDevnetClient(deployment.rpcUrl);
   const head = await client.getBlock();
@@ -36,25 +37,32 @@ async function devnet(args: string[], out: string) {
   return { process, deployment, head, stakerCodeAtDeploy, port };
 }
 
-test("a devnet saved with --dump-state comes back with --load-state: same blocks, same contracts, a description that fits", async () => {
-  const first = await devnet(["--events", "20", "--dump-state", state], join(directory, "a.json"));
-  expect(await first.process.stop()).toBe(0);
+test(
+  "a devnet saved with --dump-state comes back with --load-state: same blocks, same contracts, a description that fits",
+  async () => {
+    const first = await devnet(
+      ["--events", "20", "--dump-state", state],
+      join(directory, "a.json"),
+    );
+    expect(await first.process.stop()).toBe(0);
 
-  const second = await devnet(["--load-state", state], join(directory, "b.json"));
-  try {
-    expect(second.head.hash).toBe(first.head.hash);
-    expect(second.head.number).toBe(first.head.number);
-    // Old states survive the reload: the indexer reads views at each stake's block.
-    expect(second.stakerCodeAtDeploy).toBe(first.stakerCodeAtDeploy);
-    expect(second.stakerCodeAtDeploy?.length).toBeGreaterThan(2);
-    expect(second.deployment).toEqual({
-      ...first.deployment,
-      rpcUrl: `http://127.0.0.1:${second.port}`,
-    });
-  } finally {
-    expect(await second.process.stop()).toBe(0);
-  }
-}, 60_000);
+    const second = await devnet(["--load-state", state], join(directory, "b.json"));
+    try {
+      expect(second.head.hash).toBe(first.head.hash);
+      expect(second.head.number).toBe(first.head.number);
+      // Old states survive the reload: the indexer reads views at each stake's block.
+      expect(second.stakerCodeAtDeploy).toBe(first.stakerCodeAtDeploy);
+      expect(second.stakerCodeAtDeploy?.length).toBeGreaterThan(2);
+      expect(second.deployment).toEqual({
+        ...first.deployment,
+        rpcUrl: `http://127.0.0.1:${second.port}`,
+      });
+    } finally {
+      expect(await second.process.stop()).toBe(0);
+    }
+  },
+  3 * DEVNET_SETUP_MS,
+);
 
 test("--load-state refuses scenario flags and a state without its description (exit 2)", async () => {
   const stray = join(directory, "stray.json");

@@ -9,6 +9,10 @@ import { createScratchRedisPrefix } from "../../scratch/redis.ts";
 import { startCommand } from "../support/commands.ts";
 import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
 import { startTcpProxy } from "../support/tcp-proxy.ts";
+import { LOADED_MACHINE_MS } from "../support/time.ts";
+
+/** ioredis's own reconnect policy (ours is its default): waits grow by 50 ms up to 2 s. */
+const IOREDIS_MAX_RECONNECT_DELAY_MS = 2_000;
 
 let devnet: ScenarioDevnet;
 let database: Awaited<ReturnType<typeof createScratchDatabase>>;
@@ -47,7 +51,10 @@ test("a worker logs one line on start, one warning per Redis outage and one line
     // Long enough for several reconnect attempts (ioredis waits 50 ms, 100 ms, … between them).
     await Bun.sleep(2_500);
     proxy.restore();
-    await worker.waitForLine(/REDIS_URL reachable again/, 15_000);
+    await worker.waitForLine(
+      /REDIS_URL reachable again/,
+      IOREDIS_MAX_RECONNECT_DELAY_MS + LOADED_MACHINE_MS,
+    );
   } finally {
     expect(await worker.stop()).toBe(0);
   }

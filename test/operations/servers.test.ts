@@ -1,14 +1,16 @@
 /**
  * The servers we start, as processes: a port already held is an error (even when the holder
  * shares ports with SO_REUSEPORT, as Elysia's default does), /readyz tells why it is not ready
- * when the node is away, and the demo leaves no child behind when its API cannot bind.
+ * when the node is away, the demo leaves no child behind when its API cannot bind, and demos run
+ * side by side, each on its own node, API port, database and queue prefix.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import IORedis from "ioredis";
 import postgres from "postgres";
-import { freePort } from "../../devnet/anvil.ts";
+import { DEVNET_CHAIN_ID, freePort } from "../../devnet/anvil.ts";
 import { config } from "../../lib/config.ts";
 import { createScratchDatabase } from "../../scratch/database.ts";
 import { createScratchRedisPrefix } from "../../scratch/redis.ts";
@@ -98,39 +100,141 @@ function processesWith(entry: string): number[] {
   return found;
 }
 
+/**
+ * A demo with a small scenario needs well under a minute on an idle 2-core machine (anvil's start,
+ * the deployment, the scenario and the catch-up); the bound allows for a machine loaded several
+ * times over.
+ */
+const DEMO_START_MS = 240_000;
+const DEMO_EVENTS = "40";
+
+async function dropDatabase(url: string) {
+  const admin = new URL(url);
+  const name = admin.pathname.slice(1);
+  admin.pathname = "/postgres";
+  const sql = postgres(admin.toString(), { max: 1, onnotice: () => {} });
+  await sql.unsafe(`drop database if exists "${name}" with (force)`);
+  await sql.end();
+}
+
+async function deleteKeys(prefix: string) {
+  const redis = new IORedis(config.redisUrl, { maxRetriesPerRequest: 3 });
+  const keys = await redis.keys(`${prefix}:*`);
+  if (keys.length > 0) await redis.del(...keys);
+  redis.disconnect();
+}
+
 describe("the demo", () => {
-  test("when its API cannot bind, it stops and leaves no child running", async () => {
-    const holder = holdPort();
-    // Under the scratch prefix, so the suite's clean-up removes the demo's keys too.
-    const prefix = `${redis.prefix}:demo`;
-    const devnetFile = join(tmpdir(), `cs-demo-${process.pid}.json`);
-    const demoDatabase = new URL(config.databaseUrl);
-    demoDatabase.pathname = `/cs_demo_${process.pid}_${Date.now().toString(36)}`;
-    try {
-      const result = await runCommand(
-        ["scripts/demo.ts"],
-        {
-          PORT: String(holder.port),
-          DEMO_DATABASE_URL: demoDatabase.toString(),
-          DEMO_QUEUE_PREFIX: prefix,
-          DEVNET_FILE: devnetFile,
-          LOG_LEVEL: "warn",
-        },
-        60_000,
+  test(
+    "when its API cannot bind, it stops and leaves no child running",
+    async () => {
+      const holder = holdPort();
+      // Under the scratch prefix, so the suite's clean-up removes the demo's keys too.
+      const prefix = `${redis.prefix}:demo`;
+      const devnetFile = join(tmpdir(), `cs-demo-${process.pid}.json`);
+      const demoDatabase = new URL(config.databaseUrl);
+      demoDatabase.pathname = `/cs_demo_${process.pid}_${Date.now().toString(36)}`;
+      try {
+        const result = await runCommand(
+          ["scripts/demo.ts", "--events", DEMO_EVENTS, "--node-port", String(await freePort())],
+          {
+            PORT: String(holder.port),
+            DEMO_DATABASE_URL: demoDatabase.toString(),
+            DEMO_QUEUE_PREFIX: prefix,
+            DEVNET_FILE: devnetFile,
+            LOG_LEVEL: "warn",
+          },
+          DEMO_START_MS,
+        );
+        expect(result.code).toBe(1);
+        expect(result.stderr).toContain(`PORT ${holder.port}`);
+        expect(result.stderr).toContain("demo: stopping: the API exited");
+        // The demo, anvil, the indexer and the API all carry the demo's settings.
+        expect(processesWith(`DEMO_QUEUE_PREFIX=${prefix}`)).toEqual([]);
+      } finally {
+        await holder.stop();
+        rmSync(devnetFile, { force: true });
+        await dropDatabase(demoDatabase.toString());
+      }
+    },
+    DEMO_START_MS + 30_000,
+  );
+
+  test(
+    "two demos started together beside a node and an API already running both serve",
+    async () => {
+      // What a first demo holds: a node answering as a devnet does, and an API port.
+      const node = Bun.serve({
+        hostname: "127.0.0.1",
+        port: 0,
+        fetch: () =>
+          Response.json({ jsonrpc: "2.0", id: 1, result: `0x${DEVNET_CHAIN_ID.toString(16)}` }),
+      });
+      const api = holdPort();
+      const devnetFile = join(tmpdir(), `cs-demos-${process.pid}.json`);
+      const demos = [0, 1].map(() =>
+        startCommand(
+          [
+            "scripts/demo.ts",
+            "--events",
+            DEMO_EVENTS,
+            "--node-port",
+            String(node.port),
+            "--api-port",
+            String(api.port),
+          ],
+          {
+            PORT: undefined,
+            DEMO_DATABASE_URL: undefined,
+            DEMO_QUEUE_PREFIX: undefined,
+            DEVNET_FILE: devnetFile,
+            LOG_LEVEL: "warn",
+          },
+        ),
       );
-      expect(result.code).toBe(1);
-      expect(result.stderr).toContain(`PORT ${holder.port}`);
-      expect(result.stderr).toContain("demo: stopping: the API exited");
-      // The demo, anvil, the indexer and the API all carry the demo's settings.
-      expect(processesWith(`DEMO_QUEUE_PREFIX=${prefix}`)).toEqual([]);
-    } finally {
-      await holder.stop();
-      rmSync(devnetFile, { force: true });
-      const admin = new URL(config.databaseUrl);
-      admin.pathname = "/postgres";
-      const sql = postgres(admin.toString(), { max: 1, onnotice: () => {} });
-      await sql.unsafe(`drop database if exists "${demoDatabase.pathname.slice(1)}" with (force)`);
-      await sql.end();
-    }
-  }, 90_000);
+      const settings: { databaseUrl: string; queuePrefix: string }[] = [];
+      try {
+        const printed = await Promise.all(
+          demos.map(async (demo) => {
+            const curl = await demo.waitForLine(/curl -s -H/, DEMO_START_MS);
+            const status = await demo.waitForLine(/DATABASE_URL=\S+ QUEUE_PREFIX=\S+/, 1_000);
+            const [, databaseUrl, queuePrefix] =
+              /DATABASE_URL=(\S+) QUEUE_PREFIX=(\S+)/.exec(status) ?? [];
+            settings.push({ databaseUrl: databaseUrl!, queuePrefix: queuePrefix! });
+            const [, token, url] = /Bearer (\S+)' '(\S+)'/.exec(curl) ?? [];
+            return {
+              token: token!,
+              url: url!,
+              databaseUrl: databaseUrl!,
+              queuePrefix: queuePrefix!,
+            };
+          }),
+        );
+        for (const demo of printed) {
+          const response = await fetch(demo.url, {
+            headers: { authorization: `Bearer ${demo.token}` },
+          });
+          expect(response.status).toBe(200);
+          expect(new URL(demo.url).port).not.toBe(String(api.port));
+        }
+        expect(new Set(printed.map((demo) => new URL(demo.url).port)).size).toBe(2);
+        expect(new Set(printed.map((demo) => demo.databaseUrl)).size).toBe(2);
+        expect(new Set(printed.map((demo) => demo.queuePrefix)).size).toBe(2);
+        for (const demo of demos) {
+          expect(demo.lines.join("\n")).toContain(`node port ${node.port} is taken; anvil took`);
+        }
+      } finally {
+        const codes = await Promise.all(demos.map((demo) => demo.stop()));
+        await node.stop(true);
+        await api.stop(true);
+        rmSync(devnetFile, { force: true });
+        for (const { databaseUrl, queuePrefix } of settings) {
+          await dropDatabase(databaseUrl);
+          await deleteKeys(queuePrefix);
+        }
+        expect(codes).toEqual([0, 0]);
+      }
+    },
+    DEMO_START_MS + 30_000,
+  );
 });

@@ -4,6 +4,7 @@
  * ones are watched line by line and stopped with SIGTERM.
  */
 import { join } from "node:path";
+import { LOADED_MACHINE_MS } from "./time.ts";
 
 const REPO_ROOT = join(import.meta.dir, "..", "..");
 
@@ -18,7 +19,7 @@ export interface CommandResult {
 export function runCommand(
   args: string[],
   env: Record<string, string | undefined>,
-  timeoutMs = 30_000,
+  timeoutMs = 2 * LOADED_MACHINE_MS,
 ): Promise<CommandResult> {
   return runProcess([process.execPath, ...args], ourCommand(env), timeoutMs);
 }
@@ -87,7 +88,7 @@ export function startProcess(argv: string[], place: SpawnPlace) {
     child,
     lines,
     /** Resolves with the first line matching `pattern`; rejects after `timeoutMs` or on exit. */
-    async waitForLine(pattern: RegExp, timeoutMs = 20_000): Promise<string> {
+    async waitForLine(pattern: RegExp, timeoutMs = LOADED_MACHINE_MS): Promise<string> {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         const found = lines.find((line) => pattern.test(line));

@@ -12,14 +12,17 @@ export type RpcErrorAnswer = { code: number; message: string };
 
 type RpcCall = { jsonrpc: "2.0"; id: number; method: string; params?: unknown[] };
 type RpcAnswer = { jsonrpc: "2.0"; id: number; result?: unknown; error?: RpcErrorAnswer };
-type RpcLog = { blockNumber: string };
+type RpcLog = { blockNumber: string; logIndex: string };
 
 /** Where an eth_call or eth_getCode names its block, by position in the params. */
 const BLOCK_PARAM: Record<string, number> = { eth_call: 1, eth_getCode: 1 };
 
 export function startLyingNode(upstream: string) {
-  /** Blocks whose logs the next eth_getLogs range answer holding them leaves out, once each. */
-  const dropOnce = new Set<bigint>();
+  /**
+   * Blocks whose logs the next eth_getLogs range answer holding them leaves out, once each: only
+   * in answers to queries for `address`'s logs, only the log at `logIndex`, when given.
+   */
+  const dropOnce = new Map<bigint, { address?: string; logIndex?: number }>();
   let callShift: "next-block" | "latest" | undefined;
   let refuseBlockHash: { error: RpcErrorAnswer; left: number } | undefined;
   let ignoreBlockHash = false;
@@ -74,15 +77,24 @@ export function startLyingNode(upstream: string) {
   };
 
   const dropLogs = (call: RpcCall, answer: RpcAnswer): RpcAnswer => {
-    const filter = call.params?.[0] as { fromBlock?: string } | undefined;
+    const filter = call.params?.[0] as { fromBlock?: string; address?: unknown } | undefined;
     // Only range queries lie: a query by block hash is the indexer asking that block again.
     if (call.method !== "eth_getLogs" || !filter?.fromBlock || !Array.isArray(answer.result)) {
       return answer;
     }
+    const lies = (log: RpcLog) => {
+      const drop = dropOnce.get(BigInt(log.blockNumber));
+      if (drop === undefined) return false;
+      if (drop.address !== undefined && String(filter.address).toLowerCase() !== drop.address) {
+        return false;
+      }
+      return drop.logIndex === undefined || Number(log.logIndex) === drop.logIndex;
+    };
     const logs = answer.result as RpcLog[];
-    const kept = logs.filter((log) => !dropOnce.has(BigInt(log.blockNumber)));
-    if (kept.length === logs.length) return answer;
-    for (const log of logs) dropOnce.delete(BigInt(log.blockNumber));
+    const dropped = logs.filter(lies);
+    if (dropped.length === 0) return answer;
+    const kept = logs.filter((log) => !dropped.includes(log));
+    for (const log of dropped) dropOnce.delete(BigInt(log.blockNumber));
     counts.droppedLogs += logs.length - kept.length;
     return { ...answer, result: kept };
   };
@@ -115,9 +127,13 @@ export function startLyingNode(upstream: string) {
   return {
     url: `http://127.0.0.1:${server.port}`,
     counts,
-    /** The next eth_getLogs range answer holding `block`'s logs leaves them all out. */
-    dropLogsOnce(block: bigint) {
-      dropOnce.add(block);
+    /**
+     * The next eth_getLogs range answer holding `block`'s logs leaves them all out; with
+     * `address`, only an answer to a query for that one address's logs; with `logIndex`, only
+     * that one log (the block's others are kept).
+     */
+    dropLogsOnce(block: bigint, only: { address?: string; logIndex?: number } = {}) {
+      dropOnce.set(block, { ...only, address: only.address?.toLowerCase() });
     },
     /** eth_calls at a block number are answered at the next block's number, or at `latest`. */
     shiftCallsByNumber(shift: "next-block" | "latest" | undefined) {

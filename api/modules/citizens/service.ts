@@ -1,8 +1,9 @@
 /**
  * Reads of staked citizens: one prepared statement per request, which also checks the request's
  * token and answers the indexed block and data version (one round trip). An as-of read (`at`)
- * reads the same columns from `staked_citizens_at(block, wallet)` (migration 0005) instead of the
- * table, and its statement also answers the available range and the finality boundary.
+ * reads the same columns from `staked_citizens_at(block, wallet, citizens)` (migrations 0005 and
+ * 0008: index lookups in the staked-citizen history) instead of the table, and its statement
+ * also answers the available range and the finality boundary.
  */
 import { and, asc, desc, eq, getTableColumns, type SQL, sql } from "drizzle-orm";
 import type { PgColumn } from "drizzle-orm/pg-core";
@@ -61,13 +62,19 @@ export function createCitizensService(db: Database) {
    * checkpoint is ever read; out of range the function gets null and returns nothing, and the
    * caller answers 400 from the range.
    */
-  const asOf = db.$with("as_of", getTableColumns(stakedCitizens)).as(
-    sql`select * from staked_citizens_at(
-      (select case when ${sql.placeholder("block")}::bigint
-          between ${history.firstBlock} and ${checkpoint.indexedBlock}
-        then ${sql.placeholder("block")}::bigint end
-       from ${checkpoint}, ${history}),
-      ${sql.placeholder("address")}::text)`,
+  const asOfSource = (citizens: SQL) =>
+    db.$with("as_of", getTableColumns(stakedCitizens)).as(
+      sql`select * from staked_citizens_at(
+        (select case when ${sql.placeholder("block")}::bigint
+            between ${history.firstBlock} and ${checkpoint.indexedBlock}
+          then ${sql.placeholder("block")}::bigint end
+         from ${checkpoint}, ${history}),
+        ${sql.placeholder("address")}::text, ${citizens})`,
+    );
+  const asOf = asOfSource(sql`null::jsonb`);
+  // One citizen: the function looks up its history alone instead of the wallet's.
+  const asOfOne = asOfSource(
+    sql`jsonb_build_array(jsonb_build_object('season', ${sql.placeholder("season")}::smallint, 'citizen_id', ${sql.placeholder("id")}::numeric))`,
   );
   // The CTE's columns under the table's keys (same names and decoders), each qualified by
   // "as_of"; the proxy has no own keys to spread, hence the map over the table's.
@@ -103,18 +110,12 @@ export function createCitizensService(db: Database) {
     .prepare("staked_citizen");
 
   const oneAt = db
-    .with(checkpoint, token, history, asOf)
+    .with(checkpoint, token, history, asOfOne)
     .select({ ...head, ...historyFields, citizen: asOfRows })
     .from(checkpoint)
     .leftJoin(token, sql`true`)
     .leftJoin(history, sql`true`)
-    .leftJoin(
-      asOf,
-      and(
-        eq(asOfRows.season, sql.placeholder("season")),
-        eq(asOfRows.citizenId, sql.placeholder("id")),
-      ),
-    )
+    .leftJoin(asOfOne, sql`true`)
     .prepare("staked_citizen_at");
 
   // Keyset pagination: every key column runs the same direction, so "after the cursor" is a

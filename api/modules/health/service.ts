@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import type { Database } from "../../../db/client.ts";
 import { indexerHealth } from "../../../db/schema.ts";
-import { describeCause } from "../../../lib/error-cause.ts";
+import { describeCause, redactSecrets } from "../../../lib/error-cause.ts";
 import { indexedBlockSource } from "../../indexed-block.ts";
 import type { Readiness } from "./model.ts";
 
@@ -48,7 +48,8 @@ export function notReadyReasons(
     reasons.push(`the indexer is ${lag} blocks behind the head (at most ${maxLagBlocks})`);
   if (followerFailing(facts.follower, now))
     reasons.push(
-      `the follower is failing since ${facts.follower!.failingSince!.toISOString()}: ${facts.follower!.lastError}`,
+      // Recorded by another process, perhaps one that knew other URLs: redacted here too.
+      `the follower is failing since ${facts.follower!.failingSince!.toISOString()}: ${redactSecrets(facts.follower!.lastError ?? "")}`,
     );
   return reasons;
 }

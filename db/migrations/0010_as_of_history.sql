@@ -1,0 +1,175 @@
+-- GiST over (staker, block range) for a wallet's rows as of a block; trusted since Postgres 13, so
+-- the database's owner may create it. Its own schema keeps its ~200 functions out of the tables'
+-- (index definitions find its operator classes by type, not by search path).
+CREATE SCHEMA IF NOT EXISTS "extensions";--> statement-breakpoint
+CREATE EXTENSION IF NOT EXISTS btree_gist WITH SCHEMA "extensions";--> statement-breakpoint
+CREATE TABLE "staked_citizens_history" (
+	"season" smallint NOT NULL,
+	"citizen_id" numeric(78, 0) NOT NULL,
+	"valid_from" bigint NOT NULL,
+	"valid_to" bigint,
+	"staker" text NOT NULL,
+	"stake_block_number" bigint NOT NULL,
+	"stake_log_index" integer NOT NULL,
+	"staked_bytes" numeric(78, 0) NOT NULL,
+	"bytes_points" numeric(78, 0) NOT NULL,
+	CONSTRAINT "staked_citizens_history_season_citizen_id_valid_from_pk" PRIMARY KEY("season","citizen_id","valid_from"),
+	CONSTRAINT "staked_citizens_history_range_check" CHECK ("staked_citizens_history"."valid_to" > "staked_citizens_history"."valid_from")
+);
+--> statement-breakpoint
+CREATE UNIQUE INDEX "staked_citizens_history_open_idx" ON "staked_citizens_history" USING btree ("season","citizen_id") WHERE "staked_citizens_history"."valid_to" is null;--> statement-breakpoint
+CREATE INDEX "staked_citizens_history_staker_idx" ON "staked_citizens_history" USING gist ("staker",int8range("valid_from", "valid_to"));--> statement-breakpoint
+COMMENT ON TABLE "staked_citizens_history" IS 'Every staked state each citizen has been in, as a range of blocks: a row holds for blocks valid_from <= N < valid_to. Read it through staked_citizens_at.';--> statement-breakpoint
+COMMENT ON COLUMN "staked_citizens_history"."season" IS 'Citizen season: 1 or 2.';--> statement-breakpoint
+COMMENT ON COLUMN "staked_citizens_history"."citizen_id" IS 'Citizen token id.';--> statement-breakpoint
+COMMENT ON COLUMN "staked_citizens_history"."valid_from" IS 'The block whose events put the citizen in this state (the row holds as of this block).';--> statement-breakpoint
+COMMENT ON COLUMN "staked_citizens_history"."valid_to" IS 'The block whose events ended this state (the row no longer holds as of it); null while it holds.';--> statement-breakpoint
+COMMENT ON COLUMN "staked_citizens_history"."staker" IS 'Wallet that staked the citizen (lowercase).';--> statement-breakpoint
+COMMENT ON COLUMN "staked_citizens_history"."stake_block_number" IS 'Block of the Stake this state belongs to (citizen_stakes holds what it applied).';--> statement-breakpoint
+COMMENT ON COLUMN "staked_citizens_history"."stake_log_index" IS 'Log index of that Stake.';--> statement-breakpoint
+COMMENT ON COLUMN "staked_citizens_history"."staked_bytes" IS 'BYTES the staker deposited into the citizen since the stake, wei.';--> statement-breakpoint
+COMMENT ON COLUMN "staked_citizens_history"."bytes_points" IS 'Raw points those deposits added (amount * 100 / 200e18 each, rounded down).';--> statement-breakpoint
+-- The one home of the staked-citizen rule: extends staked_citizens_history over the blocks
+-- (after_block, to_block] from the events in them and each citizen's state at after_block. A
+-- citizen is staked while its latest citizen Stake has no later Withdraw; its points are the
+-- stake's frozen base plus the bonus of every BYTES deposit its staker made into it since. Each
+-- block with events of a citizen ends its previous state and starts the one after the block's
+-- last event. It reads only the range's events and one row per citizen they touch, so its cost
+-- is the range's, never the history's. The caller keeps the precondition: no state of these
+-- citizens starts after after_block (a rollback truncates first).
+CREATE FUNCTION "project_staked_citizens"("after_block" bigint, "to_block" bigint)
+RETURNS void LANGUAGE sql AS $$
+  update staked_citizens_history h set valid_to = f.first_block
+  from (
+    select citizen_season as season, citizen_id, min(block_number) as first_block
+    from staker_events
+    where block_number > after_block and block_number <= to_block and citizen_id is not null
+    group by citizen_season, citizen_id
+  ) f
+  where h.season = f.season and h.citizen_id = f.citizen_id and h.valid_to is null;
+
+  with events as (
+    select e.citizen_season as season, e.citizen_id, e.block_number, e.log_index, e.account,
+      e.amount_or_token_id as amount,
+      e.event = 'Stake' and e.asset_type in ('s1_citizen', 's2_citizen') as citizen_stake,
+      e.event = 'Withdraw' and e.asset_type in ('s1_citizen', 's2_citizen') as citizen_withdraw,
+      e.event = 'Stake' and e.asset_type = 'bytes' as bytes_stake
+    from staker_events e
+    where e.block_number > after_block and e.block_number <= to_block and e.citizen_id is not null
+  ),
+  -- Stake group 0 is the stake held at after_block (if any); each citizen Stake starts the next.
+  grouped as (
+    select ev.*, count(*) filter (where citizen_stake) over (
+      partition by season, citizen_id order by block_number, log_index) as stake_group
+    from events ev
+  ),
+  held as (
+    select g.*,
+      case when g.stake_group = 0 then p.staker
+        else first_value(g.account) over running end as staker,
+      case when g.stake_group = 0 then p.stake_block_number
+        else first_value(g.block_number) over running end as stake_block_number,
+      case when g.stake_group = 0 then p.stake_log_index
+        else first_value(g.log_index) over running end as stake_log_index,
+      case when g.stake_group = 0 then p.staked_bytes else 0 end as bytes_before,
+      case when g.stake_group = 0 then p.bytes_points else 0 end as points_before,
+      bool_or(g.citizen_withdraw) over running as withdrawn
+    from grouped g
+    left join lateral (
+      select h.* from staked_citizens_history h
+      where h.season = g.season and h.citizen_id = g.citizen_id and h.valid_from <= after_block
+      order by h.valid_from desc limit 1
+    ) p on p.valid_to > after_block
+    window running as (
+      partition by g.season, g.citizen_id, g.stake_group order by g.block_number, g.log_index)
+  ),
+  states as (
+    select h.season, h.citizen_id, h.block_number, h.staker, h.stake_block_number,
+      h.stake_log_index, h.withdrawn,
+      h.bytes_before + coalesce(sum(h.amount) filter (
+        where h.bytes_stake and h.account = h.staker) over running, 0) as staked_bytes,
+      h.points_before + coalesce(sum(div(h.amount * 100, 200000000000000000000)) filter (
+        where h.bytes_stake and h.account = h.staker) over running, 0) as bytes_points,
+      row_number() over (
+        partition by h.season, h.citizen_id, h.block_number order by h.log_index desc) as from_last
+    from held h
+    window running as (
+      partition by h.season, h.citizen_id, h.stake_group order by h.block_number, h.log_index)
+  ),
+  after_blocks as (
+    select s.*, lead(s.block_number) over (
+      partition by s.season, s.citizen_id order by s.block_number) as next_block
+    from states s where s.from_last = 1
+  )
+  insert into staked_citizens_history (season, citizen_id, valid_from, valid_to, staker,
+    stake_block_number, stake_log_index, staked_bytes, bytes_points)
+  select season, citizen_id, block_number, next_block, staker, stake_block_number,
+    stake_log_index, staked_bytes, bytes_points
+  from after_blocks
+  where staker is not null and not withdrawn;
+$$;--> statement-breakpoint
+COMMENT ON FUNCTION "project_staked_citizens"(bigint, bigint) IS 'The staked-citizen rule: extends staked_citizens_history over blocks (after_block, to_block] from their events. The indexer calls it; analysts read staked_citizens_at.';--> statement-breakpoint
+-- The staked_citizens rows as they were after block at_block, read from staked_citizens_history
+-- (one index lookup per citizen, or a GiST lookup for a wallet) and the reads stored with each
+-- stake; name and image are today's metadata. With a wallet, only that wallet's citizens; with
+-- citizens (a JSON array of {season, citizen_id}), only those. A block beyond the indexed block
+-- is refused (the tables do not know it yet): an error rather than today's rows.
+CREATE OR REPLACE FUNCTION "staked_citizens_at"("at_block" bigint, "wallet" text DEFAULT NULL, "citizens" jsonb DEFAULT NULL)
+RETURNS SETOF "staked_citizens" LANGUAGE plpgsql STABLE
+-- Custom plans would re-plan the query below on every call (its generic plan costs all three
+-- branches, so Postgres would never pick it); generic, the branches not asked for are skipped by
+-- their one-time filters. Every state found is joined to its stake and its citizen by primary
+-- key: the generic plan cannot know how few states a call finds and would hash whole tables.
+SET plan_cache_mode = force_generic_plan SET enable_hashjoin = off SET enable_mergejoin = off AS $$
+declare
+  indexed bigint;
+begin
+  if at_block is null then
+    return;
+  end if;
+  select max(indexed_block) into indexed from indexer_checkpoints;
+  if indexed is null or at_block > indexed then
+    raise exception 'block % is beyond the indexed block %', at_block, coalesce(indexed::text, '(none yet)')
+      using errcode = 'CS416', hint = 'ask for a block at or below indexer_checkpoints.indexed_block';
+  end if;
+  return query
+    with versions as (
+      select h.* from (
+        select distinct k.season, k.citizen_id
+        from jsonb_to_recordset(citizens) as k(season smallint, citizen_id numeric)
+      ) k
+      cross join lateral (
+        select v.* from staked_citizens_history v
+        where v.season = k.season and v.citizen_id = k.citizen_id and v.valid_from <= at_block
+        order by v.valid_from desc limit 1
+      ) h
+      where citizens is not null and (h.valid_to is null or h.valid_to > at_block)
+        and (wallet is null or h.staker = lower(wallet))
+      union all
+      select h.* from staked_citizens_history h
+      where citizens is null and wallet is not null
+        and h.staker = lower(wallet) and int8range(h.valid_from, h.valid_to) @> at_block
+      union all
+      select h.* from staked_citizens_history h
+      where citizens is null and wallet is null
+        and h.valid_from <= at_block and (h.valid_to is null or h.valid_to > at_block)
+    )
+    select
+      h.season, h.citizen_id, h.staker, h.stake_block_number, h.stake_log_index,
+      c.identity_id, c.item_cache_id, c.land_deed_id, c.name, c.image, c.is_hand,
+      s.credit_yield, s.identity_points, s.vault_id, s.vault_credit_multiplier, s.vault_multiplier,
+      s.staked_vault_id, s.has_vault, s.timelock_duration, s.timelock_multiplier,
+      s.timelock_end_time, h.staked_bytes, h.bytes_points,
+      (s.base_points + h.bytes_points)::numeric(78, 0), s.hand_claim_source
+    from versions h
+    join citizen_stakes s on s.block_number = h.stake_block_number and s.log_index = h.stake_log_index
+    join citizens c on c.season = h.season and c.citizen_id = h.citizen_id;
+end
+$$;--> statement-breakpoint
+COMMENT ON FUNCTION "staked_citizens_at"(bigint, text, jsonb) IS 'The staked_citizens rows as they were after block at_block (from the first staker event to the indexed block; a later block is an error naming the indexed block), for one wallet, some citizens, or all.';--> statement-breakpoint
+-- A BYTES amount in wei as BYTES, exact and without trailing zeros (2.5, not 2.500000000000000000).
+CREATE FUNCTION "bytes_amount"("wei" numeric) RETURNS numeric LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+RETURN trim_scale("wei" * 0.000000000000000001);--> statement-breakpoint
+COMMENT ON FUNCTION "bytes_amount"(numeric) IS 'A BYTES amount in wei (staked_bytes, amount_or_token_id of a BYTES event) as BYTES: exact, no trailing zeros.';--> statement-breakpoint
+-- An upgraded database gets its history from the rows it holds, up to its indexed block.
+SELECT "project_staked_citizens"(-1, "indexed_block") FROM "indexer_checkpoints";

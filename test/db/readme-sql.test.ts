@@ -1,0 +1,74 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
+import { indexDevnet, type TestIndexer } from "../support/indexer.ts";
+
+/**
+ * The README's analyst examples, as written, against an indexed devnet (what the demo serves):
+ * every ```sql block runs and answers something a person can read; blocks labelled
+ * ```sql mainnet name mainnet blocks and wallets, so they are only planned (EXPLAIN runs no
+ * function body).
+ */
+const readme = await Bun.file(new URL("../../README.md", import.meta.url)).text();
+const blocks = [...readme.matchAll(/```(sql[^\n]*)\n([\s\S]*?)```/g)].map((match) => ({
+  mainnet: match[1]!.trim() === "sql mainnet",
+  statements: match[2]!
+    .split(/;\s*\n/)
+    .map((statement) => statement.trim().replace(/;$/, ""))
+    .filter((statement) =>
+      statement.split("\n").some((line) => line.trim() !== "" && !line.trim().startsWith("--")),
+    ),
+}));
+const demo = blocks.filter((block) => !block.mainnet).flatMap((block) => block.statements);
+const mainnet = blocks.filter((block) => block.mainnet).flatMap((block) => block.statements);
+
+describe("the README's SQL examples", () => {
+  let devnet: ScenarioDevnet;
+  let harness: TestIndexer;
+
+  beforeAll(async () => {
+    devnet = await startScenarioDevnet({ events: 600, seed: "readme-sql" });
+    harness = await indexDevnet(devnet, {
+      label: "readme-sql",
+      to: await devnet.client.getBlockNumber(),
+    });
+  });
+
+  afterAll(async () => {
+    await harness?.cleanup();
+    await devnet?.stop();
+  });
+
+  test("each demo example runs as written and answers rows with readable amounts", async () => {
+    const client = harness.indexer.database.client;
+    expect(demo.length).toBeGreaterThanOrEqual(6);
+    for (const statement of demo) {
+      const rows = await client.unsafe(statement);
+      expect({ statement, answered: rows.length > 0 }).toEqual({ statement, answered: true });
+      // A wei amount divided without a scale prints a long run of zeros after the point.
+      const unreadable = rows
+        .flatMap((row) => Object.values(row))
+        .filter((value) => typeof value === "string" && /\.\d*0{6}/.test(value));
+      expect({ statement, unreadable }).toEqual({ statement, unreadable: [] });
+    }
+  });
+
+  test("each mainnet example is labelled as such and plans against the schema", async () => {
+    const client = harness.indexer.database.client;
+    expect(mainnet.length).toBeGreaterThanOrEqual(1);
+    for (const statement of mainnet) await client.unsafe(`explain ${statement}`);
+  });
+
+  test("a block beyond the indexed one is an error naming the indexed block", async () => {
+    const client = harness.indexer.database.client;
+    const [checkpoint] = await client<{ indexed_block: string }[]>`
+      select indexed_block::text from indexer_checkpoints`;
+    const indexed = BigInt(checkpoint!.indexed_block);
+    const [atIndexed] = await client<{ n: number }[]>`
+      select count(*)::int as n from staked_citizens_at(${indexed.toString()})`;
+    const [live] = await client<{ n: number }[]>`select count(*)::int as n from staked_citizens`;
+    expect(atIndexed!.n).toBe(live!.n);
+    await expect(
+      client`select * from staked_citizens_at(${(indexed + 1n).toString()})`,
+    ).rejects.toThrow(`block ${indexed + 1n} is beyond the indexed block ${indexed}`);
+  });
+});
