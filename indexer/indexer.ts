@@ -12,7 +12,7 @@ import { readChainTip } from "./chain/finality.ts";
 import { settleInferredHandFlag } from "./chain/hand-flag.ts";
 import { LogRangeGovernor, LogRangeTooLarge } from "./chain/logs.ts";
 import { RequestBudget } from "./chain/request-budget.ts";
-import { CitizenReadCache } from "./jobs/citizen-read-cache.ts";
+import { ClaimedCitizenReads } from "./jobs/citizen-claims.ts";
 import { ChunkJobsParked, followTick } from "./jobs/follow.ts";
 import { indexRange } from "./jobs/index-range.ts";
 import { createMetadataRefresher } from "./jobs/metadata-refresh.ts";
@@ -162,7 +162,7 @@ export async function createIndexer(options: IndexerOptions) {
   });
   const governor = new LogRangeGovernor(options.maxLogRange);
   const finalityDepth = options.finalityDepth;
-  const citizenReads = new CitizenReadCache();
+  const citizenReads = new ClaimedCitizenReads(redis, options.queuePrefix);
   const deps = {
     client,
     logClient,

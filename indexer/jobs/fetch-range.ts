@@ -15,7 +15,7 @@ import { readBlocks, type StakeContext, stakeContexts } from "../project/stake-c
 import { AmbiguousHandClaim, buildCitizenStake } from "../project/stake-facts.ts";
 import { proveStake } from "../project/stake-proof.ts";
 import type { IndexerStore, RangeWrite } from "../store/index.ts";
-import type { CitizenReadCache } from "./citizen-read-cache.ts";
+import type { CitizenReads } from "./citizen-claims.ts";
 
 export interface RangeIndexerDeps {
   client: PublicClient;
@@ -24,8 +24,8 @@ export interface RangeIndexerDeps {
   store: IndexerStore;
   contracts: StakerContracts;
   governor: LogRangeGovernor;
-  /** Citizens read by this process's concurrent chunks, read once. */
-  citizenReads: CitizenReadCache;
+  /** Citizens read once across every worker process (claim before read). */
+  citizenReads: CitizenReads;
 }
 
 /** The chain moved under a fetch (a reorg near the head): the range is fetched again. */
