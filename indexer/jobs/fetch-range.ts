@@ -26,6 +26,8 @@ export interface RangeIndexerDeps {
   governor: LogRangeGovernor;
   /** Citizens read once across every worker process (claim before read). */
   citizenReads: CitizenReads;
+  /** Waits while this process's other chunks hold too many events (event-budget.ts). */
+  admitEvents?: (events: number) => Promise<void>;
 }
 
 /** The chain moved under a fetch (a reorg near the head): the range is fetched again. */
@@ -73,6 +75,7 @@ export async function fetchRange(
     blockHashes.set(log.blockNumber, log.blockHash);
   }
 
+  await deps.admitEvents?.(logs.length);
   const events = logs.map((log) => toEventRow(log, contracts));
   const stakeEvents = events.filter(isCitizenStake);
   const contexts = stakeContexts(stakeEvents, events, to);
