@@ -92,7 +92,8 @@ describe("citizen reads claimed across worker processes", () => {
     >`
       select season, citizen_id::text from citizens order by season, citizen_id limit 1`;
     const key: CitizenKey = { season: citizen!.season, citizenId: BigInt(citizen!.citizen_id) };
-    const prefix = `${harness.redis.prefix}-dead-holder`;
+    // Under the harness prefix, so its cleanup removes these keys too.
+    const prefix = `${harness.redis.prefix}:dead-holder`;
     const redis = new IORedis(harness.redis.url, { maxRetriesPerRequest: null });
     try {
       const claim = citizenClaimKey(prefix, key.season, key.citizenId);
