@@ -12,7 +12,8 @@ import { readChainTip } from "./chain/finality.ts";
 import { settleInferredHandFlag } from "./chain/hand-flag.ts";
 import { LogRangeGovernor, LogRangeTooLarge } from "./chain/logs.ts";
 import { RequestBudget } from "./chain/request-budget.ts";
-import { CitizenReadCache } from "./jobs/citizen-read-cache.ts";
+import { ClaimedCitizenReads } from "./jobs/citizen-claims.ts";
+import { EventBudget } from "./jobs/event-budget.ts";
 import { ChunkJobsParked, followTick } from "./jobs/follow.ts";
 import { indexRange } from "./jobs/index-range.ts";
 import { createMetadataRefresher } from "./jobs/metadata-refresh.ts";
@@ -59,6 +60,8 @@ export interface IndexerOptions {
   metadataRefreshIntervalMs?: number;
   /** Blocks a follow tick indexes itself before it hands the range to chunk jobs. */
   inlineBlocks?: number;
+  /** Staker events this process's chunk jobs work on at once (EVENTS_IN_FLIGHT). */
+  eventsInFlight?: number;
   rpcTimeoutMs?: number;
   /** This process's JSON-RPC calls per second over HTTP (RPC_MAX_REQUESTS_PER_SECOND); unset: no cap. */
   rpcMaxRequestsPerSecond?: number;
@@ -162,7 +165,8 @@ export async function createIndexer(options: IndexerOptions) {
   });
   const governor = new LogRangeGovernor(options.maxLogRange);
   const finalityDepth = options.finalityDepth;
-  const citizenReads = new CitizenReadCache();
+  const citizenReads = new ClaimedCitizenReads(redis, options.queuePrefix);
+  const eventBudget = new EventBudget(options.eventsInFlight ?? 2_000);
   const deps = {
     client,
     logClient,
@@ -170,6 +174,7 @@ export async function createIndexer(options: IndexerOptions) {
     contracts,
     governor,
     citizenReads,
+    eventBudget,
     queues,
     log,
     finalityDepth,
