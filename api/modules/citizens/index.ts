@@ -1,7 +1,5 @@
 /** The three citizen endpoints of API-CONTRACT.md. */
 import { Elysia } from "elysia";
-import type { StakedCitizen } from "../../../db/schema.ts";
-import { exactJson } from "../../exact-json.ts";
 import { CACHE_CONTROL, etagFor, finalEtagFor, noneMatch } from "../../http-cache.ts";
 import { okResponse, problemResponses } from "../../openapi.ts";
 import { BadParameter, CitizenNotStaked } from "../../problems.ts";
@@ -21,7 +19,13 @@ import {
   S1Record,
   S2Record,
 } from "./model.ts";
-import { type ImageTemplates, toRecord, toS1Record, toS2Record } from "./record.ts";
+import {
+  type CitizenRow,
+  type ImageTemplates,
+  recordJson,
+  s1RecordJson,
+  s2RecordJson,
+} from "./record.ts";
 import { type CitizensService, sortKeyLength, sortKeyOf } from "./service.ts";
 
 export const CITIZENS_PREFIX = "/v1/staking/citizens";
@@ -129,13 +133,13 @@ export function citizensModule({ citizens, tokens, admit, cache, images }: Citiz
     const { address } = query;
     const owner = address.toLowerCase();
     const at = query.block === undefined ? undefined : BigInt(query.block);
-    const toBody = (citizen: StakedCitizen | null, when: string) => {
+    const toBody = (citizen: CitizenRow | null, when: string) => {
       if (!citizen) {
         throw new CitizenNotStaked(
           `${type} citizen ${citizenId} is not staked by ${address}${when}`,
         );
       }
-      return exactJson(type === "s1" ? toS1Record(citizen, images) : toS2Record(citizen, images));
+      return type === "s1" ? s1RecordJson(citizen, images) : s2RecordJson(citizen, images);
     };
     if (at === undefined) {
       return answer(context, `${type}/${citizenId}?${owner}`, async () => {
@@ -201,12 +205,14 @@ export function citizensModule({ citizens, tokens, admit, cache, images }: Citiz
         };
         const at = query.block === undefined ? undefined : BigInt(query.block);
         const resource = `list?${request.address}&${request.type ?? ""}&${sort}&${order}&${request.limit}&${query.cursor ?? ""}${at === undefined ? "" : `@${at}`}`;
-        const toBody = (page: { citizens: StakedCitizen[]; more: boolean }) => {
+        const toBody = (page: { citizens: CitizenRow[]; more: boolean }) => {
           const last = page.citizens.at(-1);
-          return exactJson({
-            items: page.citizens.map((row) => toRecord(row, images)),
-            nextCursor: page.more && last ? encodeCursor(sort, order, sortKeyOf(last, sort)) : null,
-          });
+          const items = page.citizens.map((row) => recordJson(row, images)).join(",");
+          const nextCursor =
+            page.more && last
+              ? JSON.stringify(encodeCursor(sort, order, sortKeyOf(last, sort)))
+              : "null";
+          return `{"items":[${items}],"nextCursor":${nextCursor}}`;
         };
         if (at === undefined) {
           return answer(context, resource, async () => {
