@@ -6,8 +6,10 @@
  * survives; records.test.ts holds the text against the model's schemas.
  */
 import type { StakedCitizen } from "../../../db/schema.ts";
+import type { Raw } from "../../raw-statement.ts";
 
-export type CitizenRow = StakedCitizen;
+/** A row as drizzle maps it (bigints) or as the driver gives it (decimal strings). */
+export type CitizenRow = StakedCitizen | Raw<StakedCitizen>;
 
 export interface ImageTemplates {
   /** A URL with `{id}` where the citizen id goes. */
