@@ -171,24 +171,36 @@ export function citizensModule({ citizens, tokens, admit, cache, images }: Citiz
     throw new BadParameter("id", "the citizen id is missing");
   };
 
+  // Handlers name the context's parts they use: Elysia then prepares only those per request
+  // (a handler taking the whole context gets cookies parsed too).
   return new Elysia({ prefix: CITIZENS_PREFIX })
     .use(authentication())
-    .get("/s1/:id", (context) => findCitizen(context, "s1", context.params.id, context.query), {
-      params: CitizenParams,
-      query: CitizenQuery,
-      detail: detail("One S1 citizen staked by an address", S1Record),
-    })
-    .get("/s2/:id", (context) => findCitizen(context, "s2", context.params.id, context.query), {
-      params: CitizenParams,
-      query: CitizenQuery,
-      detail: detail("One S2 citizen staked by an address", S2Record),
-    })
+    .get(
+      "/s1/:id",
+      ({ params, query, request, set, tokenHash }) =>
+        findCitizen({ request, set, tokenHash }, "s1", params.id, query),
+      {
+        params: CitizenParams,
+        query: CitizenQuery,
+        detail: detail("One S1 citizen staked by an address", S1Record),
+      },
+    )
+    .get(
+      "/s2/:id",
+      ({ params, query, request, set, tokenHash }) =>
+        findCitizen({ request, set, tokenHash }, "s2", params.id, query),
+      {
+        params: CitizenParams,
+        query: CitizenQuery,
+        detail: detail("One S2 citizen staked by an address", S2Record),
+      },
+    )
     .get("/s1/", emptyId, { detail: { hide: true } })
     .get("/s2/", emptyId, { detail: { hide: true } })
     .get(
       "",
-      (context) => {
-        const { query } = context;
+      ({ query, request: httpRequest, set, tokenHash }) => {
+        const context = { request: httpRequest, set, tokenHash };
         const sort = query.sort ?? "id";
         const order = query.order ?? "asc";
         const after =
