@@ -634,6 +634,21 @@ async function main() {
     ]),
   );
   console.log(`soak runs (req/s): ${soak.map((run) => run.requestsPerSecond).join(", ")}`);
+  // The same ratios round by round, each against the base of its own round: a busy minute on a
+  // shared machine then shows as one odd round instead of moving a median.
+  const byRound = Object.fromEntries(
+    ["uncached_s1", "uncached_s2", "uncached_list", "cached_s1", "cached_s2"].map((key) => [
+      key,
+      results[key]!.rounds.map((run, index) =>
+        round(run.requestsPerSecond / results[best.key]!.rounds[index]!.requestsPerSecond, 2),
+      ),
+    ]),
+  );
+  console.log(
+    `per round, over that round's base: ${Object.entries(byRound)
+      .map(([key, values]) => `${key} ${values.join(", ")}`)
+      .join("; ")}`,
+  );
   const path = await writeReport({
     name: "api",
     smoke,
@@ -658,7 +673,7 @@ async function main() {
       loadAverageBefore: loadBefore,
       loadAverageAfter: loadAfter,
     },
-    raw: { ...results, soak },
+    raw: { ...results, soak, byRound },
     ratios,
     notes: [
       "each server runs in its own process, and wrk in its own process, on the same machine",
