@@ -8,7 +8,8 @@ import { discoverContracts } from "./chain/contracts.ts";
 import { readChainTip } from "./chain/finality.ts";
 import { LogRangeGovernor } from "./chain/logs.ts";
 import { RequestBudget } from "./chain/request-budget.ts";
-import { CitizenReadCache } from "./jobs/citizen-read-cache.ts";
+import { ClaimedCitizenReads } from "./jobs/citizen-claims.ts";
+import { EventBudget } from "./jobs/event-budget.ts";
 import { createMetadataRefresher } from "./jobs/metadata-refresh.ts";
 import { createQueues, readOnlyQueues, redisConnection } from "./jobs/queues.ts";
 import { createIndexerMetrics, type IndexerMetrics } from "./metrics.ts";
@@ -44,6 +45,8 @@ export interface IndexerOptions {
   metadataRefreshIntervalMs?: number;
   /** Blocks a follow tick indexes itself before it hands the range to chunk jobs. */
   inlineBlocks?: number;
+  /** Staker events this process's chunk jobs work on at once (EVENTS_IN_FLIGHT). */
+  eventsInFlight?: number;
   rpcTimeoutMs?: number;
   /** This process's JSON-RPC calls per second over HTTP (RPC_MAX_REQUESTS_PER_SECOND); unset: no cap. */
   rpcMaxRequestsPerSecond?: number;
@@ -104,7 +107,8 @@ export async function createIndexer(options: IndexerOptions) {
   });
   const governor = new LogRangeGovernor(options.maxLogRange);
   const finalityDepth = options.finalityDepth;
-  const citizenReads = new CitizenReadCache();
+  const citizenReads = new ClaimedCitizenReads(redis, options.queuePrefix);
+  const eventBudget = new EventBudget(options.eventsInFlight ?? 2_000);
   const deps = {
     client,
     logClient,
@@ -112,6 +116,7 @@ export async function createIndexer(options: IndexerOptions) {
     contracts,
     governor,
     citizenReads,
+    eventBudget,
     queues,
     log,
     finalityDepth,

@@ -165,6 +165,11 @@ function load() {
     indexer: {
       chunkSize: integer("CHUNK_SIZE", 2_000, 1),
       concurrency: integer("CONCURRENCY", 4, 1),
+      /**
+       * Staker events one process's chunk jobs work on at once: a worker's memory follows them,
+       * and a dense stretch of the chain puts thousands in one chunk.
+       */
+      eventsInFlight: integer("EVENTS_IN_FLIGHT", 2_000, 1),
       confirmations: integer("CONFIRMATIONS", 0),
       /**
        * Blocks below the head taken as final. Unset: the node's `finalized` block (head - 64

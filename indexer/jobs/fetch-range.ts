@@ -16,7 +16,7 @@ import { readBlocks, type StakeContext, stakeContexts } from "../project/stake-c
 import { AmbiguousHandClaim, buildCitizenStake } from "../project/stake-facts.ts";
 import { proveStake } from "../project/stake-proof.ts";
 import type { IndexerStore, RangeWrite } from "../store/index.ts";
-import type { CitizenReadCache } from "./citizen-read-cache.ts";
+import type { CitizenReads } from "./citizen-claims.ts";
 
 export interface RangeIndexerDeps {
   client: PublicClient;
@@ -25,8 +25,10 @@ export interface RangeIndexerDeps {
   store: IndexerStore;
   contracts: StakerContracts;
   governor: LogRangeGovernor;
-  /** Citizens read by this process's concurrent chunks, read once. */
-  citizenReads: CitizenReadCache;
+  /** Citizens read once across every worker process (claim before read). */
+  citizenReads: CitizenReads;
+  /** Waits while this process's other chunks hold too many events (event-budget.ts). */
+  admitEvents?: (events: number) => Promise<void>;
 }
 
 /** The chain moved under a fetch (a reorg near the head): the range is fetched again. */
@@ -92,6 +94,7 @@ export async function fetchRange(
     blockHashes.set(log.blockNumber, log.blockHash);
   }
 
+  await deps.admitEvents?.(logs.length);
   const events = logs.map((log) => toEventRow(log, contracts));
   const stakeEvents = events.filter(isCitizenStake);
   const contexts = stakeContexts(stakeEvents, events, to);

@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import { readChainTip } from "../chain/finality.ts";
 import { resolveLinkConflict } from "../reorg/divergence.ts";
 import { type Indexed, LinkConflict, type RangeWrite } from "../store/index.ts";
+import type { EventBudget } from "./event-budget.ts";
 import { fetchRange, type RangeIndexerDeps } from "./fetch-range.ts";
 
 export interface IndexRangeRequest {
@@ -11,13 +12,23 @@ export interface IndexRangeRequest {
   replace?: boolean;
 }
 
-export type ChunkDeps = RangeIndexerDeps & { log: Logger; finalityDepth?: number };
+export type ChunkDeps = RangeIndexerDeps & {
+  log: Logger;
+  finalityDepth?: number;
+  /** The events this process's chunk jobs may work on at once. */
+  eventBudget?: EventBudget;
+};
 
-/** A chunk job: fetches a block range and commits it. */
+/** A chunk job: fetches a block range and commits it, its events held until it is written. */
 export async function indexRange(deps: ChunkDeps, request: IndexRangeRequest) {
-  const write = await fetchRange(deps, request);
-  const result = await commitRange(deps, write, request.replace);
-  return { events: write.events.length, indexedBlock: result.indexedBlock };
+  const hold = deps.eventBudget?.hold();
+  try {
+    const write = await fetchRange({ ...deps, admitEvents: hold?.admit }, request);
+    const result = await commitRange(deps, write, request.replace);
+    return { events: write.events.length, indexedBlock: result.indexedBlock };
+  } finally {
+    hold?.release();
+  }
 }
 
 /**

@@ -241,7 +241,12 @@ describe("reorgs at seams, after quiet stretches and below finality", () => {
     await harness.waitForHead();
     expect(await stakedRows(harness, id)).toEqual([]);
     expect(await harness.mismatches([WALLET])).toEqual([]);
-    const follow = (await harness.indexer.store.health()).find((row) => row.component === "follow");
-    expect(follow?.failingSince).toBeNull();
+    // The follower records its health after the tick that reached the head commits.
+    await until("the follower's health clears", async () => {
+      const follow = (await harness.indexer.store.health()).find(
+        (row) => row.component === "follow",
+      );
+      return follow !== undefined && follow.failingSince === null;
+    });
   });
 });

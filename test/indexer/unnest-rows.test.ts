@@ -143,6 +143,8 @@ const cases: { table: PgTable; rows: Record<string, unknown>[] }[] = [
         reason: AWKWARD[1]!,
         blockNumber: INT8_MAX,
         recordedAt: new Date("2031-02-03T04:05:06.789Z"),
+        attempts: 2_147_483_647,
+        retryAt: new Date("2031-02-03T04:05:07.001Z"),
       },
     ],
   },

@@ -38,8 +38,9 @@ export function readBearerToken(header: string | undefined): string {
 
 /** Gives protected routes the SHA-256 of the presented token, the form the database keeps. */
 export function authentication() {
-  return new Elysia({ name: "authentication" }).derive({ as: "scoped" }, ({ headers }) => ({
-    tokenHash: hashToken(readBearerToken(headers.authorization)),
+  // The one header from the request, not Elysia's `headers` object of them all.
+  return new Elysia({ name: "authentication" }).derive({ as: "scoped" }, ({ request }) => ({
+    tokenHash: hashToken(readBearerToken(request.headers.get("authorization") ?? undefined)),
   }));
 }
 

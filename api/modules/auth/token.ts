@@ -34,7 +34,8 @@ export interface TokenRow {
   expired: boolean | null;
   /** Milliseconds until the token expires, by the database's clock; null when it never does. */
   expiresInMs?: number | null;
-  indexedBlock: bigint | null;
+  /** A bigint, or its decimal string from a raw statement (api/raw-statement.ts). */
+  indexedBlock: bigint | string | null;
   version: string | null;
 }
 
@@ -44,7 +45,7 @@ export type TokenCheck = { indexedBlock: bigint | null; version: string } & (
 );
 
 export function judgeToken(row: TokenRow | undefined, hash: string): TokenCheck {
-  const indexedBlock = row?.indexedBlock ?? null;
+  const indexedBlock = row?.indexedBlock == null ? null : BigInt(row.indexedBlock);
   const version = row?.version ?? "";
   // The index finds the row; the final comparison of the hashes does not exit early.
   const stored = Buffer.from(row?.tokenHash ?? "", "hex");

@@ -8,8 +8,8 @@ import { Kind } from "@sinclair/typebox";
 import { type Static, t } from "elysia";
 
 /**
- * A uint256 id written as a JSON integer with its exact digits (api/exact-json.ts), so a value
- * beyond 2^53 survives in the JSON text. Records carry it as a bigint; the document and a client
+ * A uint256 id written as a JSON integer with its exact digits (record.ts), so a value
+ * beyond 2^53 survives in the JSON text. Rows carry it as a bigint or its digits; the document and a client
  * see `type: integer`. Elysia's own t.Integer is not used: it also admits numeric strings.
  */
 const uintId = (description: string) =>

@@ -1,6 +1,15 @@
-/** Turns a staked_citizens row into the record the contract describes (pure, no I/O). */
+/**
+ * Writes a staked_citizens row as the record the contract describes (model.ts), as JSON text
+ * straight from the row's values (pure, no I/O): no record object is built and then walked by
+ * JSON.stringify with a replacer for its bigints, which cost a hot read several microseconds.
+ * uint256 ids are written as JSON integers with their exact digits, so a value beyond 2^53
+ * survives; records.test.ts holds the text against the model's schemas.
+ */
 import type { StakedCitizen } from "../../../db/schema.ts";
-import type { S1Record, S2Record } from "./model.ts";
+import type { Raw } from "../../raw-statement.ts";
+
+/** A row as drizzle maps it (bigints) or as the driver gives it (decimal strings). */
+export type CitizenRow = StakedCitizen | Raw<StakedCitizen>;
 
 export interface ImageTemplates {
   /** A URL with `{id}` where the citizen id goes. */
@@ -37,8 +46,8 @@ export function formatDuration(seconds: bigint): string {
   return parts.join(" ");
 }
 
-function image(template: string | undefined, id: bigint, stored: string | null) {
-  if (template) return template.replaceAll("{id}", id.toString());
+function image(template: string | undefined, id: string, stored: string | null) {
+  if (template) return template.replaceAll("{id}", id);
   if (stored && /^https?:\/\//i.test(stored)) return stored;
   return undefined;
 }
@@ -48,69 +57,58 @@ function image(template: string | undefined, id: bigint, stored: string | null) 
  * inner call of a contract wallet, and a node without a trace API leaves it inferred (no claim),
  * so the vault multiplier served is the one the stake applied only if there was no claim.
  */
-export function inferredFields(row: StakedCitizen): string[] {
+export function inferredFields(row: CitizenRow): string[] {
   return row.handClaimSource === "inferred" ? ["vault.multiplier"] : [];
 }
 
-function common<Type extends "s1" | "s2">(
-  row: StakedCitizen,
-  type: Type,
+const text = (value: string) => JSON.stringify(value);
+
+/**
+ * The members every record starts with. Numbers are written by String(), which is what
+ * JSON.stringify writes for a finite number; ids go in as their exact digits.
+ */
+function common(
+  row: CitizenRow,
+  type: "s1" | "s2",
   templates: ImageTemplates,
   fallbackName: string,
-) {
-  const id = row.citizenId.toString();
-  const url = image(templates[type], row.citizenId, row.image);
-  return {
-    id,
-    type,
-    name: row.name || `${fallbackName} #${id}`,
-    ...(url === undefined ? {} : { image: url }),
-    itemCache: { id: row.itemCacheId },
-    land: { id: row.landDeedId },
-    timelock: {
-      time: Number(row.timelockDuration),
-      multiplier: Number(row.timelockMultiplier),
-      endTime: Number(row.timelockEndTime),
-      timeFormatted: formatDuration(row.timelockDuration),
-    },
-    bytes: { staked: weiToBytes(row.stakedBytes), points: Number(row.bytesPoints) },
-    totalPoints: Number(row.totalPoints),
-  };
+): string {
+  const id = String(row.citizenId);
+  const url = image(templates[type], id, row.image);
+  return (
+    `{"id":"${id}","type":"${type}","name":${text(row.name || `${fallbackName} #${id}`)}` +
+    (url === undefined ? "" : `,"image":${text(url)}`) +
+    `,"itemCache":{"id":${row.itemCacheId}},"land":{"id":${row.landDeedId}}` +
+    `,"timelock":{"time":${Number(row.timelockDuration)},"multiplier":${Number(row.timelockMultiplier)}` +
+    `,"endTime":${Number(row.timelockEndTime)},"timeFormatted":${text(formatDuration(BigInt(row.timelockDuration)))}}` +
+    `,"bytes":{"staked":${weiToBytes(BigInt(row.stakedBytes))},"points":${Number(row.bytesPoints)}}` +
+    `,"totalPoints":${Number(row.totalPoints)}`
+  );
 }
 
-function inferred(row: StakedCitizen) {
+function inferred(row: CitizenRow): string {
   const fields = inferredFields(row);
-  return fields.length === 0 ? {} : { inferred: fields };
+  return fields.length === 0 ? "}" : `,"inferred":${JSON.stringify(fields)}}`;
 }
 
-export function toS2Record(row: StakedCitizen, templates: ImageTemplates): S2Record {
-  return {
-    ...common(row, "s2", templates, "Outer Citizen"),
-    identity: { id: row.identityId },
-    ...inferred(row),
-  };
+/** The S2 record (model.ts S2Record) as JSON text. */
+export function s2RecordJson(row: CitizenRow, templates: ImageTemplates): string {
+  return `${common(row, "s2", templates, "Outer Citizen")},"identity":{"id":${row.identityId}}${inferred(row)}`;
 }
 
-export function toS1Record(row: StakedCitizen, templates: ImageTemplates): S1Record {
-  return {
-    ...common(row, "s1", templates, "Citizen"),
-    identity: {
-      id: row.identityId,
-      creditYield: row.creditYield ?? "",
-      points: Number(row.identityPoints ?? 0n),
-    },
-    vault: {
-      id: row.vaultId ?? 0n,
-      creditMultiplier: row.vaultCreditMultiplier ?? "None",
-      multiplier: Number(row.vaultMultiplier ?? 100n),
-    },
-    isHand: row.isHand ?? false,
-    stakedVaultId: row.stakedVaultId ?? 0n,
-    hasVault: row.hasVault ?? false,
-    ...inferred(row),
-  };
+/** The S1 record (model.ts S1Record) as JSON text. */
+export function s1RecordJson(row: CitizenRow, templates: ImageTemplates): string {
+  return (
+    common(row, "s1", templates, "Citizen") +
+    `,"identity":{"id":${row.identityId},"creditYield":${text(row.creditYield ?? "")}` +
+    `,"points":${Number(row.identityPoints ?? 0)}}` +
+    `,"vault":{"id":${row.vaultId ?? 0},"creditMultiplier":${text(row.vaultCreditMultiplier ?? "None")}` +
+    `,"multiplier":${Number(row.vaultMultiplier ?? 100)}}` +
+    `,"isHand":${row.isHand ?? false},"stakedVaultId":${row.stakedVaultId ?? 0}` +
+    `,"hasVault":${row.hasVault ?? false}${inferred(row)}`
+  );
 }
 
-export function toRecord(row: StakedCitizen, templates: ImageTemplates): S1Record | S2Record {
-  return row.season === 2 ? toS2Record(row, templates) : toS1Record(row, templates);
+export function recordJson(row: CitizenRow, templates: ImageTemplates): string {
+  return row.season === 2 ? s2RecordJson(row, templates) : s1RecordJson(row, templates);
 }

@@ -8,13 +8,15 @@
 import { and, asc, desc, eq, getTableColumns, type SQL, sql } from "drizzle-orm";
 import type { PgColumn } from "drizzle-orm/pg-core";
 import type { Database } from "../../../db/client.ts";
-import { type StakedCitizen, stakedCitizens } from "../../../db/schema.ts";
+import { stakedCitizens } from "../../../db/schema.ts";
 import { SEASON_OF_TYPE } from "../../../lib/vocabulary.ts";
 import { indexedBlockSource } from "../../indexed-block.ts";
 import { fromDatabase } from "../../problems.ts";
+import { rawStatement } from "../../raw-statement.ts";
 import { judgeToken, tokenSource } from "../auth/token.ts";
 import { blockParameter, type History, historySource } from "./history.ts";
 import type { CitizenType, Order, Sort } from "./model.ts";
+import type { CitizenRow } from "./record.ts";
 
 /** The columns a listing sorts and filters by: the table's, or the as-of CTE's. */
 type Rows = Record<"citizenId" | "season" | "totalPoints" | "timelockEndTime", PgColumn>;
@@ -34,10 +36,10 @@ export function sortKeyLength(sort: Sort): number {
   return sortKeys(stakedCitizens)[sort].length;
 }
 
-export function sortKeyOf(row: StakedCitizen, sort: Sort): bigint[] {
+export function sortKeyOf(row: CitizenRow, sort: Sort): bigint[] {
   const values = { id: row.citizenId, totalPoints: row.totalPoints, endTime: row.timelockEndTime };
-  const season = BigInt(row.season);
-  return sort === "id" ? [row.citizenId, season] : [values[sort], season, row.citizenId];
+  const [season, id] = [BigInt(row.season), BigInt(row.citizenId)];
+  return sort === "id" ? [id, season] : [BigInt(values[sort]), season, id];
 }
 
 export interface ListRequest {
@@ -94,20 +96,23 @@ export function createCitizensService(db: Database) {
     expired: token.expired,
   };
 
-  const one = db
-    .with(checkpoint, token)
-    .select({ ...head, citizen: stakedCitizens })
-    .from(checkpoint)
-    .leftJoin(token, sql`true`)
-    .leftJoin(
-      stakedCitizens,
-      and(
-        eq(stakedCitizens.season, sql.placeholder("season")),
-        eq(stakedCitizens.citizenId, sql.placeholder("id")),
-        eq(stakedCitizens.staker, sql.placeholder("address")),
+  // The current-state reads are the hot path: run without drizzle's per-call work.
+  const one = rawStatement(
+    db,
+    db
+      .with(checkpoint, token)
+      .select({ ...head, citizen: stakedCitizens })
+      .from(checkpoint)
+      .leftJoin(token, sql`true`)
+      .leftJoin(
+        stakedCitizens,
+        and(
+          eq(stakedCitizens.season, sql.placeholder("season")),
+          eq(stakedCitizens.citizenId, sql.placeholder("id")),
+          eq(stakedCitizens.staker, sql.placeholder("address")),
+        ),
       ),
-    )
-    .prepare("staked_citizen");
+  );
 
   const oneAt = db
     .with(checkpoint, token, history, asOfOne)
@@ -145,18 +150,20 @@ export function createCitizensService(db: Database) {
 
   function prepareList(type: CitizenType | undefined, sort: Sort, order: Order, paged: boolean) {
     const page = pageConditions(stakedCitizens, type, sort, order, paged);
-    return db
-      .with(checkpoint, token)
-      .select({ ...head, citizen: stakedCitizens })
-      .from(checkpoint)
-      .leftJoin(token, sql`true`)
-      .leftJoin(
-        stakedCitizens,
-        and(eq(stakedCitizens.staker, sql.placeholder("address")), ...page.conditions),
-      )
-      .orderBy(...page.orderBy)
-      .limit(sql.placeholder("limit"))
-      .prepare(page.name);
+    return rawStatement(
+      db,
+      db
+        .with(checkpoint, token)
+        .select({ ...head, citizen: stakedCitizens })
+        .from(checkpoint)
+        .leftJoin(token, sql`true`)
+        .leftJoin(
+          stakedCitizens,
+          and(eq(stakedCitizens.staker, sql.placeholder("address")), ...page.conditions),
+        )
+        .orderBy(...page.orderBy)
+        .limit(sql.placeholder("limit")),
+    );
   }
 
   function prepareListAt(type: CitizenType | undefined, sort: Sort, order: Order, paged: boolean) {
@@ -207,7 +214,7 @@ export function createCitizensService(db: Database) {
     return params;
   }
 
-  function page<Row extends { citizen: StakedCitizen | null }>(rows: Row[], limit: number) {
+  function page<Citizen>(rows: { citizen: Citizen | null }[], limit: number) {
     const citizens = rows.flatMap((row) => (row.citizen ? [row.citizen] : []));
     return { citizens: citizens.slice(0, limit), more: citizens.length > limit };
   }

@@ -7,8 +7,7 @@
  * whose batch it received whole: a connection lost mid-batch resumes from the block before.
  */
 import type { StakedCitizen } from "../../../db/schema.ts";
-import { exactJson } from "../../exact-json.ts";
-import { type ImageTemplates, toRecord } from "../citizens/record.ts";
+import { type ImageTemplates, recordJson } from "../citizens/record.ts";
 
 export interface Rendered {
   type: "s1" | "s2";
@@ -25,7 +24,7 @@ export function render(rows: StakedCitizen[], images: ImageTemplates): Holding {
   for (const row of rows) {
     const type = row.season === 2 ? "s2" : "s1";
     const id = row.citizenId.toString();
-    holding.set(`${type}:${id}`, { type, id, json: exactJson(toRecord(row, images)) });
+    holding.set(`${type}:${id}`, { type, id, json: recordJson(row, images) });
   }
   return holding;
 }
