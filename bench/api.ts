@@ -70,7 +70,11 @@ async function indexedDatabase(spec: ScenarioSpec): Promise<string> {
   try {
     const [cached] = await sql<{ done: boolean }[]>`
       select to_regclass('bench_cache') is not null as done`;
-    if (cached?.done) return url;
+    if (cached?.done) {
+      // A database indexed by an older version is brought up to date, as an upgrade would be.
+      await runMigrations(url);
+      return url;
+    }
   } finally {
     await sql.end({ timeout: 5 });
   }
