@@ -142,14 +142,8 @@ export function citizenRow(overrides: Partial<CitizenInsert>): CitizenInsert {
   };
 }
 
-/** A record as a client parses it: the bigint ids of the `t` schemas arrive as JSON numbers. */
-export type Wire<T> = T extends bigint
-  ? number
-  : T extends (infer Item)[]
-    ? Wire<Item>[]
-    : T extends object
-      ? { [Key in keyof T]: Wire<T[Key]> }
-      : T;
+/** A record as a client parses it: the dashboard client's own type (one home). */
+export type { Wire } from "../../client/types.ts";
 
 /** A response body, typed by the caller (the tests check shapes with the `t` schemas too). */
 export async function json<T>(response: Response): Promise<T> {
