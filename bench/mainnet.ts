@@ -55,6 +55,7 @@ function callsSince(before: ProviderNodeStats, after: ProviderNodeStats) {
     httpRequests: after.httpRequests - before.httpRequests,
     callsOverBudget: after.callsOverBudget - before.callsOverBudget,
     refusedLogRanges: after.refusedLogRanges - before.refusedLogRanges,
+    logsAnswered: after.logsAnswered - before.logsAnswered,
     byMethod,
   };
 }
@@ -270,6 +271,9 @@ async function main() {
           byMethod(run.rpc.byMethod),
         ]),
       ]),
+    );
+    console.log(
+      `\nlogs in eth_getLogs answers (their size, beside their count): dense ${dense.rpc.logsAnswered} (limit ${denseLimit.rpc.logsAnswered}), sparse ${mainnetShaped.rpc.logsAnswered} (limit ${sparseLimit.rpc.logsAnswered})`,
     );
     console.log(
       `\nthe sparse node's own time: ${round(backfillOverhead.ownMicrosPerRequest, 0)} µs per HTTP request over ${backfillOverhead.requests} requests in the backfill (${round(backfillOverhead.ownMs / 1000, 2)} s of ${mainnetShaped.seconds} s), ${round(limitOverhead.ownMicrosPerRequest, 0)} µs in the limit`,

@@ -41,6 +41,8 @@ export type ProviderNodeStats = {
   /** The most calls that arrived within any one second. */
   peakCallsPerSecond: number;
   refusedLogRanges: number;
+  /** Logs in eth_getLogs answers (what the answers cost in size, beside their count). */
+  logsAnswered: number;
   resetConnections: number;
   prunedReads: number;
 };
@@ -67,6 +69,7 @@ export function startProviderNode(upstream: string, options: ProviderNodeOptions
     callsOverBudget: 0,
     peakCallsPerSecond: 0,
     refusedLogRanges: 0,
+    logsAnswered: 0,
     resetConnections: 0,
     prunedReads: 0,
   };
@@ -191,16 +194,13 @@ export function startProviderNode(upstream: string, options: ProviderNodeOptions
   };
   /** A log answer over the result cap becomes a refusal naming where the cap is reached. */
   const refuseAfter = async (call: RpcCall, answer: RpcAnswer): Promise<RpcAnswer> => {
+    if (call.method !== "eth_getLogs" || !Array.isArray(answer.result)) return answer;
+    const logs = answer.result as { blockNumber: string }[];
     const maxResults = options.logs?.maxResults;
-    if (
-      call.method !== "eth_getLogs" ||
-      maxResults === undefined ||
-      !Array.isArray(answer.result)
-    ) {
+    if (maxResults === undefined || logs.length <= maxResults) {
+      stats.logsAnswered += logs.length;
       return answer;
     }
-    const logs = answer.result as { blockNumber: string }[];
-    if (logs.length <= maxResults) return answer;
     const filter = call.params?.[0] as { fromBlock?: string; toBlock?: string };
     const from = (await blockOf(filter.fromBlock)) ?? 0n;
     const to = (await blockOf(filter.toBlock)) ?? from;
