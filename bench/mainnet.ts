@@ -56,6 +56,11 @@ function callsSince(before: ProviderNodeStats, after: ProviderNodeStats) {
     callsOverBudget: after.callsOverBudget - before.callsOverBudget,
     refusedLogRanges: after.refusedLogRanges - before.refusedLogRanges,
     logsAnswered: after.logsAnswered - before.logsAnswered,
+    stateReadsBy: {
+      hash: after.stateReadsBy.hash - before.stateReadsBy.hash,
+      number: after.stateReadsBy.number - before.stateReadsBy.number,
+      tag: after.stateReadsBy.tag - before.stateReadsBy.tag,
+    },
     byMethod,
   };
 }
@@ -274,6 +279,13 @@ async function main() {
     );
     console.log(
       `\nlogs in eth_getLogs answers (their size, beside their count): dense ${dense.rpc.logsAnswered} (limit ${denseLimit.rpc.logsAnswered}), sparse ${mainnetShaped.rpc.logsAnswered} (limit ${sparseLimit.rpc.logsAnswered})`,
+    );
+    const readsBy = ({ rpc }: { rpc: { stateReadsBy: Record<string, number> } }) =>
+      Object.entries(rpc.stateReadsBy)
+        .map(([form, count]) => `${count} by ${form}`)
+        .join(", ");
+    console.log(
+      `state reads (eth_call, eth_getCode): dense ${readsBy(dense)}; sparse ${readsBy(mainnetShaped)}`,
     );
     console.log(
       `\nthe sparse node's own time: ${round(backfillOverhead.ownMicrosPerRequest, 0)} µs per HTTP request over ${backfillOverhead.requests} requests in the backfill (${round(backfillOverhead.ownMs / 1000, 2)} s of ${mainnetShaped.seconds} s), ${round(limitOverhead.ownMicrosPerRequest, 0)} µs in the limit`,

@@ -43,6 +43,8 @@ export type ProviderNodeStats = {
   refusedLogRanges: number;
   /** Logs in eth_getLogs answers (what the answers cost in size, beside their count). */
   logsAnswered: number;
+  /** State reads (eth_call, eth_getCode, …) by how they named their block (EIP-1898 or not). */
+  stateReadsBy: { hash: number; number: number; tag: number };
   resetConnections: number;
   prunedReads: number;
 };
@@ -60,6 +62,14 @@ const STATE_READS: Record<string, number> = {
   eth_getProof: 2,
 };
 
+/** How a read names its block: by hash (EIP-1898's object), by number, or by a tag. */
+function namedBy(block: unknown): "hash" | "number" | "tag" {
+  if (block && typeof block === "object") {
+    return "blockHash" in block ? "hash" : "number";
+  }
+  return typeof block === "string" && /^0x[0-9a-f]+$/i.test(block) ? "number" : "tag";
+}
+
 export function startProviderNode(upstream: string, options: ProviderNodeOptions) {
   const random = new SeededRandom(options.seed ?? "provider");
   const stats: ProviderNodeStats = {
@@ -70,6 +80,7 @@ export function startProviderNode(upstream: string, options: ProviderNodeOptions
     peakCallsPerSecond: 0,
     refusedLogRanges: 0,
     logsAnswered: 0,
+    stateReadsBy: { hash: 0, number: 0, tag: 0 },
     resetConnections: 0,
     prunedReads: 0,
   };
@@ -248,6 +259,9 @@ export function startProviderNode(upstream: string, options: ProviderNodeOptions
       stats.calls += calls.length;
       for (const call of calls) {
         stats.callsByMethod[call.method] = (stats.callsByMethod[call.method] ?? 0) + 1;
+        const blockParameter = STATE_READS[call.method];
+        if (blockParameter !== undefined)
+          stats.stateReadsBy[namedBy(call.params?.[blockParameter])]++;
       }
       countArrival(calls.length);
       if (!spend(calls.length)) {
@@ -288,7 +302,11 @@ export function startProviderNode(upstream: string, options: ProviderNodeOptions
 
   return {
     url: `http://127.0.0.1:${server.port}`,
-    stats: (): ProviderNodeStats => ({ ...stats, callsByMethod: { ...stats.callsByMethod } }),
+    stats: (): ProviderNodeStats => ({
+      ...stats,
+      callsByMethod: { ...stats.callsByMethod },
+      stateReadsBy: { ...stats.stateReadsBy },
+    }),
     stop: () => server.stop(true),
   };
 }
