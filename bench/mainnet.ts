@@ -114,6 +114,7 @@ async function backfill(
       await Bun.sleep(25);
     }
     const before = provider.stats();
+    const cpuBefore = await worker.cpuSeconds();
     const started = performance.now();
     const { to, chunks } = await indexer.enqueueBackfill({ startBlock: range.from, to: range.to });
     const deadline = Date.now() + 30 * 60_000;
@@ -127,6 +128,7 @@ async function backfill(
       await Bun.sleep(20);
     }
     const seconds = (performance.now() - started) / 1000;
+    const cpuSeconds = (await worker.cpuSeconds()) - cpuBefore;
     const events = await indexer.store.countEvents(range.from, to);
     return {
       blocks: Number(to - range.from + 1n),
@@ -134,6 +136,8 @@ async function backfill(
       events,
       seconds: round(seconds, 2),
       eventsPerSecond: round(events / seconds, 0),
+      /** The worker's CPU: beside `seconds`, whether the run waited on the budget or the CPU. */
+      workerCpuSeconds: round(cpuSeconds, 2),
       rpc: callsSince(before, provider.stats()),
     };
   } finally {
@@ -284,6 +288,9 @@ async function main() {
       Object.entries(rpc.stateReadsBy)
         .map(([form, count]) => `${count} by ${form}`)
         .join(", ");
+    console.log(
+      `worker CPU: dense ${dense.workerCpuSeconds} s, sparse ${mainnetShaped.workerCpuSeconds} s; the sparse run's calls at the budget take ${round(mainnetShaped.rpc.calls / provider.requestsPerSecond, 1)} s`,
+    );
     console.log(
       `state reads (eth_call, eth_getCode): dense ${readsBy(dense)}; sparse ${readsBy(mainnetShaped)}`,
     );
