@@ -94,8 +94,6 @@ export async function runApi({ migrate }: { migrate: boolean }): Promise<void> {
     );
   }
 
-  log.info({ host: config.api.host, port: app.server?.port }, "listening");
-
   closeOnSignal(
     async () => {
       // Streams never finish by themselves; a graceful stop would wait for them.
@@ -105,4 +103,5 @@ export async function runApi({ migrate }: { migrate: boolean }): Promise<void> {
     },
     { log },
   );
+  log.info({ host: config.api.host, port: app.server?.port }, "listening");
 }
