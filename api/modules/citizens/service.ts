@@ -13,6 +13,7 @@ import { SEASON_OF_TYPE } from "../../../lib/vocabulary.ts";
 import { indexedBlockSource } from "../../indexed-block.ts";
 import { fromDatabase } from "../../problems.ts";
 import { type Raw, rawStatement } from "../../raw-statement.ts";
+import type { Reads } from "../../reads.ts";
 import { judgeToken, tokenSource } from "../auth/token.ts";
 import { blockParameter, type History, historySource } from "./history.ts";
 import type { CitizenType, Order, Sort } from "./model.ts";
@@ -53,7 +54,8 @@ export interface ListRequest {
   after?: string[];
 }
 
-export function createCitizensService(db: Database) {
+/** `db` builds the statements (drizzle); `reads` runs them (api/reads.ts). */
+export function createCitizensService(db: Database, reads: Reads) {
   const checkpoint = indexedBlockSource(db);
   const token = tokenSource(db);
   const history = historySource(db);
@@ -96,7 +98,7 @@ export function createCitizensService(db: Database) {
 
   // The current-state reads are the hot path: run without drizzle's per-call work.
   const one = rawStatement(
-    db,
+    reads,
     db
       .with(checkpoint, token)
       .select({ ...head, citizen: stakedCitizens })
@@ -113,7 +115,7 @@ export function createCitizensService(db: Database) {
   );
 
   const oneAt = rawStatement(
-    db,
+    reads,
     db
       .with(checkpoint, token, history, asOfOne)
       .select({ ...head, ...historyFields, citizen: asOfRows })
@@ -150,7 +152,7 @@ export function createCitizensService(db: Database) {
   function prepareList(type: CitizenType | undefined, sort: Sort, order: Order, paged: boolean) {
     const page = pageConditions(stakedCitizens, type, sort, order, paged);
     return rawStatement(
-      db,
+      reads,
       db
         .with(checkpoint, token)
         .select({ ...head, citizen: stakedCitizens })
@@ -169,7 +171,7 @@ export function createCitizensService(db: Database) {
     const page = pageConditions(asOfRows, type, sort, order, paged);
     // The function already keeps the wallet's rows only.
     return rawStatement(
-      db,
+      reads,
       db
         .with(checkpoint, token, history, asOf)
         .select({ ...head, ...historyFields, citizen: asOfRows })
