@@ -59,6 +59,7 @@ export async function runApi({ migrate }: { migrate: boolean }): Promise<void> {
 
   const app = createApp({
     db: connections.db,
+    reads: connections.reads,
     redis: connections.redis,
     chainHead,
     watchIndexedBlock: connections.watchIndexedBlock,
