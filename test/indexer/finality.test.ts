@@ -4,6 +4,7 @@ import type { Address } from "viem";
 import { indexedRanges, stakedCitizens, stakerEvents } from "../../db/schema.ts";
 import type { IndexerOptions } from "../../indexer/indexer.ts";
 import { fetchRange } from "../../indexer/jobs/fetch-range.ts";
+import { type FollowDeps, followTick } from "../../indexer/jobs/follow.ts";
 import { commitRange } from "../../indexer/jobs/index-range.ts";
 import { enqueueRange } from "../../indexer/jobs/queues.ts";
 import { RangeStale } from "../../indexer/reorg/divergence.ts";
@@ -59,6 +60,16 @@ describe("reorgs at seams, after quiet stretches and below finality", () => {
       if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
       await Bun.sleep(25);
     }
+  };
+
+  /** Runs follow ticks in this process (no worker, no scheduler) until one finds nothing to do. */
+  const tickUntilIdle = async (harness: TestIndexer, deps: FollowDeps = harness.indexer.deps) => {
+    const taken: string[] = [];
+    while (taken.at(-1) !== "idle") {
+      if (taken.length > 10) throw new Error(`the follower never went idle: ${taken.join(", ")}`);
+      taken.push((await followTick(deps, harness.indexer.followSettings)).action);
+    }
+    return taken;
   };
 
   beforeAll(async () => {
@@ -249,4 +260,24 @@ describe("reorgs at seams, after quiet stretches and below finality", () => {
       return follow !== undefined && follow.failingSince === null;
     });
   });
+
+  test("a reorg that also lengthened the chain before the next tick is rolled back by the write's parent check", async () => {
+    const harness = await fresh("grown", { finalityDepth: undefined });
+    await harness.indexer.ensureCheckpoint(await devnet.client.getBlockNumber());
+    const id = nextId++;
+    await actions.mine([actions.mintS1(WALLET, id)]);
+    await actions.mine([actions.stake(WALLET, 1, id)]);
+    await actions.mine([]);
+    await tickUntilIdle(harness);
+    expect(await stakedRows(harness, id)).toHaveLength(1);
+
+    await actions.reorg(3);
+    await actions.mine([]);
+    // The tick sees a block above the checkpoint and skips the fork check: the write claims the
+    // checkpoint's hash as that block's parent, fails, and the conflict rolls the branch back.
+    expect(await tickUntilIdle(harness)).toEqual(["retry", "indexed", "idle"]);
+    expect(await stakedRows(harness, id)).toEqual([]);
+    expect(await harness.mismatches([WALLET])).toEqual([]);
+  });
+
 });
