@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { and, eq } from "drizzle-orm";
-import type { Address } from "viem";
+import { type Address, createPublicClient, custom, numberToHex, type PublicClient } from "viem";
 import { indexedRanges, stakedCitizens, stakerEvents } from "../../db/schema.ts";
 import type { IndexerOptions } from "../../indexer/indexer.ts";
 import { fetchRange } from "../../indexer/jobs/fetch-range.ts";
@@ -280,4 +280,73 @@ describe("reorgs at seams, after quiet stretches and below finality", () => {
     expect(await harness.mismatches([WALLET])).toEqual([]);
   });
 
+  test("a block replaced after its logs were fetched is written, then rolled back by the next tick", async () => {
+    const harness = await fresh("replaced-mid-fetch", { finalityDepth: undefined });
+    await harness.indexer.ensureCheckpoint(await devnet.client.getBlockNumber());
+    const id = nextId++;
+    await actions.mine([actions.mintS1(WALLET, id)]);
+    await tickUntilIdle(harness);
+
+    // The next block is empty; once the follower holds its header and its logs, the chain swaps
+    // it for one holding a stake. Nothing it fetched names the new block, so it writes the old
+    // one (the head's tick reads no header again) and the fork check finds it gone next tick.
+    const { deps } = harness.indexer;
+    const emptyBlock = await actions.mine([]);
+    let swapped = false;
+    let headerRead!: () => void;
+    let logsRead!: () => void;
+    const swap = Promise.all([
+      new Promise<void>((resolve) => {
+        headerRead = resolve;
+      }),
+      new Promise<void>((resolve) => {
+        logsRead = resolve;
+      }),
+    ]).then(async () => {
+      await actions.reorg(1, [[actions.stake(WALLET, 1, id), 0]]);
+      swapped = true;
+    });
+    /** The client's answers pass unchanged; the one `isMine` picks waits for the swap. */
+    const holding = (
+      client: PublicClient,
+      isMine: (method: string, params: unknown) => boolean,
+      read: () => void,
+    ) =>
+      createPublicClient({
+        // As the indexer's own client reads: deployless multicalls (the devnet has no Multicall3).
+        batch: { multicall: { deployless: true } },
+        transport: custom({
+          async request({ method, params }) {
+            const answer = await client.request({ method, params } as never);
+            if (!swapped && isMine(method, params)) {
+              read();
+              await swap;
+            }
+            return answer;
+          },
+        }),
+      });
+    const swapping: FollowDeps = {
+      ...deps,
+      client: holding(
+        deps.client,
+        (method, params) =>
+          method === "eth_getBlockByNumber" && (params as unknown[])[0] === numberToHex(emptyBlock),
+        headerRead,
+      ),
+      logClient: holding(deps.logClient, (method) => method === "eth_getLogs", logsRead),
+    };
+    expect(await tickUntilIdle(harness, swapping)).toEqual([
+      "indexed",
+      "rolled-back",
+      "indexed",
+      "idle",
+    ]);
+    expect(swapped).toBe(true);
+    const checks = harness.indexer.store;
+    const head = await devnet.client.getBlock({ blockNumber: emptyBlock });
+    expect(await checks.storedHash(emptyBlock)).toBe(head.hash.toLowerCase());
+    expect(await stakedRows(harness, id)).toHaveLength(1);
+    expect(await harness.mismatches([WALLET])).toEqual([]);
+  });
 });
