@@ -51,7 +51,7 @@ export function readBatchedViews(
   );
   return calls.map(async (call, i) => {
     const answer = (await answers)[i];
-    const value = answer === undefined ? undefined : codecs[i]!.decode(call, answer);
+    const value = answer === undefined ? undefined : decodeView(call, answer);
     if (value !== undefined) return value;
     return readView(client, { ...call, ...at } as never);
   });
@@ -60,6 +60,14 @@ export function readBatchedViews(
 /** The calldata of a call, prepared where its arguments are words (prepared-call.ts). */
 export function calldataOf(call: BatchedView): Hex {
   return codecOf(call).calldata(call.args);
+}
+
+/**
+ * A call's value from its own answer, or undefined where only the single read can say what the
+ * answer means (exported for test/indexer/batched-views.test.ts).
+ */
+export function decodeView(call: BatchedView, returnData: Hex): unknown {
+  return codecOf(call).decode(call, returnData);
 }
 
 interface Codec {
@@ -96,13 +104,8 @@ function makeCodec(abi: Abi, functionName: string): Codec {
   const calldata = prepared
     ? (args: readonly unknown[]) => prepared(args as readonly (bigint | Address)[])
     : (args: readonly unknown[]) => encodeFunctionData({ abi, functionName, args } as never);
-  // One uint256 is one word; any other length is left to the single read to judge.
-  if (outputs.length === 1 && outputs[0]!.type === "uint256") {
-    return {
-      calldata,
-      decode: (_, returnData) => (returnData.length === 66 ? BigInt(returnData) : undefined),
-    };
-  }
+  const fast = fastDecoder(outputs.map((output) => output.type));
+  if (fast) return { calldata, decode: (_, returnData) => fast(returnData) };
   return {
     calldata,
     decode: (call, returnData) => {
@@ -113,4 +116,43 @@ function makeCodec(abi: Abi, functionName: string): Codec {
       }
     },
   };
+}
+
+const ZERO_WORD = "0".repeat(64);
+const ONE_WORD = `${"0".repeat(63)}1`;
+const STRING_AT = `${"0".repeat(62)}20`;
+const utf8 = new TextDecoder();
+
+/**
+ * A decoder that slices the answer's hex for the output shapes the bulk reads have (words:
+ * uint256 and bool; one string), giving what viem's decodeFunctionResult gives (an array for
+ * several outputs, the value for one). Only an answer of exactly that layout is read here;
+ * anything else (a short or long answer, a bool that is not 0 or 1, a string placed elsewhere)
+ * is undefined, for the single read to judge as before.
+ */
+function fastDecoder(types: readonly string[]): ((returnData: Hex) => unknown) | undefined {
+  if (types.length > 0 && types.every((type) => type === "uint256" || type === "bool")) {
+    const length = 2 + 64 * types.length;
+    return (returnData) => {
+      if (returnData.length !== length) return undefined;
+      const values: unknown[] = [];
+      for (let i = 0; i < types.length; i++) {
+        const word = returnData.slice(2 + 64 * i, 66 + 64 * i);
+        if (types[i] === "uint256") values.push(BigInt(`0x${word}`));
+        else if (word === ZERO_WORD || word === ONE_WORD) values.push(word === ONE_WORD);
+        else return undefined;
+      }
+      return values.length === 1 ? values[0] : values;
+    };
+  }
+  if (types.length === 1 && types[0] === "string") {
+    return (returnData) => {
+      if (returnData.length < 130 || returnData.slice(2, 66) !== STRING_AT) return undefined;
+      const length = Number.parseInt(returnData.slice(66, 130), 16);
+      if (!Number.isSafeInteger(length)) return undefined;
+      if (returnData.length !== 130 + Math.ceil(length / 32) * 64) return undefined;
+      return utf8.decode(Buffer.from(returnData.slice(130, 130 + 2 * length), "hex"));
+    };
+  }
+  return undefined;
 }
