@@ -3,7 +3,7 @@
  * one per new head), and one worker per process runs them (`followTick`). Takes its
  * dependencies, so it can be built alone.
  */
-import { Worker } from "bullmq";
+import type { Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { createPublicClient, webSocket } from "viem";
@@ -11,6 +11,7 @@ import { isConnectionFailure } from "../../lib/connection-checks.ts";
 import { errorSummary } from "../../lib/log.ts";
 import { isTransientRpcFailure } from "../../lib/rpc-failures.ts";
 import { type FollowDeps, type FollowSettings, followTick } from "../jobs/follow.ts";
+import { createJobWorker } from "../jobs/job-worker.ts";
 import { FOLLOW_SCHEDULER_ID, QUEUE } from "../jobs/queues.ts";
 import { type HealthRecords, isFatal } from "./health.ts";
 
@@ -139,7 +140,7 @@ export function createFollower({
         );
       }, FOLLOW_SCHEDULER_REFRESH_MS);
       // A failing follower fails every tick: processFollow logs each failure once instead.
-      worker = new Worker(QUEUE.follow, processFollow, {
+      worker = createJobWorker(QUEUE.follow, processFollow, {
         connection: redis,
         prefix: queuePrefix,
         concurrency: 1,
