@@ -35,6 +35,7 @@ import {
   problemResponse,
   RouteNotFound,
 } from "./problems.ts";
+import type { Reads } from "./reads.ts";
 import { createResponseCache } from "./response-cache.ts";
 
 export interface ApiSettings {
@@ -56,6 +57,8 @@ export interface ApiSettings {
 
 export interface AppDependencies {
   db: Database;
+  /** The client the hot read statements run on (connections.ts). */
+  reads: Reads;
   redis: Redis;
   settings: ApiSettings;
   /** The chain head for /readyz; without it readiness does not judge lag. */
@@ -82,6 +85,7 @@ function parameterOf(path: string | undefined, fallback: string): string {
 
 export function createApp({
   db,
+  reads,
   redis,
   settings,
   chainHead,
@@ -174,7 +178,7 @@ export function createApp({
     )
     .use(
       citizensModule({
-        citizens: createCitizensService(db),
+        citizens: createCitizensService(db, reads),
         tokens,
         admit,
         cache,

@@ -2,6 +2,7 @@
 import IORedis from "ioredis";
 import { createDatabase } from "../db/client.ts";
 import { INDEXED_BLOCK_CHANNEL } from "./indexed-block.ts";
+import { openReads } from "./reads.ts";
 
 /** The channel migration 0009's trigger notifies with a token's id when it is revoked. */
 const REVOKED_TOKEN_CHANNEL = "api_token_revoked";
@@ -16,6 +17,8 @@ export function openConnections({ databaseUrl, redisUrl, poolSize }: ConnectionO
   // A short connect timeout: while Postgres is away, requests fail fast with 503 instead of
   // queueing; postgres.js opens new connections by itself once it is back.
   const database = createDatabase(databaseUrl, { max: poolSize, connectTimeout: 2 });
+  // The hot reads' own pool, of the same size (api/reads.ts).
+  const reads = openReads(databaseUrl, { max: poolSize, connectTimeout: 2 });
   // Fail fast when Redis is away (no offline queue, short command timeout), so the rate
   // limiter can fail open instead of holding requests.
   const redis = new IORedis(redisUrl, {
@@ -29,6 +32,7 @@ export function openConnections({ databaseUrl, redisUrl, poolSize }: ConnectionO
   });
   return {
     db: database.db,
+    reads,
     redis,
     /**
      * LISTENs for the indexed block moving, on a connection of its own that postgres.js reopens
@@ -59,7 +63,7 @@ export function openConnections({ databaseUrl, redisUrl, poolSize }: ConnectionO
     },
     async close() {
       redis.disconnect();
-      await database.close();
+      await Promise.all([reads.close(), database.close()]);
     },
   };
 }

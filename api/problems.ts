@@ -144,19 +144,30 @@ const CONNECTION_CODES = new Set([
   "EPIPE",
 ]);
 
+/** Bun's SQL client (api/reads.ts) names a connection it could not make or lost so. */
+const BUN_CONNECTION_CODE = /^ERR_POSTGRES_(CONNECTION_|IDLE_TIMEOUT|LIFETIME_TIMEOUT)/;
+
+/** A server refusing work: SQLSTATE class 08 connection exception, 57P0x shutdown, 53300 too many clients. */
+function isRefusal(sqlState: string): boolean {
+  return sqlState.startsWith("08") || /^57P0[1-3]$/.test(sqlState) || sqlState === "53300";
+}
+
 /**
  * True for an error that means "Postgres is not there right now": a socket error, or a server
- * refusing work (SQLSTATE class 08 connection exception, 57P0x shutdown, 53300 too many clients).
- * drizzle wraps driver errors, so the cause chain is walked.
+ * refusing work. postgres.js puts the SQLSTATE in `code`, Bun's client in `errno`; drizzle wraps
+ * driver errors, so the cause chain is walked.
  */
 export function isDatabaseUnreachable(error: unknown): boolean {
   for (let current = error, depth = 0; current && depth < 5; depth++) {
     if (typeof current !== "object") return false;
     const code = (current as { code?: unknown }).code;
     if (typeof code === "string") {
-      if (CONNECTION_CODES.has(code)) return true;
-      if (code.startsWith("08") || /^57P0[1-3]$/.test(code) || code === "53300") return true;
+      if (CONNECTION_CODES.has(code) || BUN_CONNECTION_CODE.test(code) || isRefusal(code)) {
+        return true;
+      }
     }
+    const errno = (current as { errno?: unknown }).errno;
+    if (typeof errno === "string" && isRefusal(errno)) return true;
     current = (current as { cause?: unknown }).cause;
   }
   return false;

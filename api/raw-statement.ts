@@ -1,7 +1,8 @@
 /**
- * A select that drizzle builds once and postgres.js runs per request as a prepared statement,
- * without drizzle's per-call work: its `execute` opens tracing spans, fills placeholders and maps
- * every column through `is()` checks and its decoder, about 18 µs of a hot read's ~120 µs.
+ * A select that drizzle builds once and the hot-read client (api/reads.ts) runs per request as a
+ * prepared statement, without drizzle's per-call work: its `execute` opens tracing spans, fills
+ * placeholders and maps every column through `is()` checks and its decoder, about 18 µs of a hot
+ * read's ~120 µs.
  *
  * Rows come back as the driver gives them: numeric (uint256) and int8 columns as their decimal
  * strings, which the records copy into the JSON as they are (see `Raw`). A nested object (a
@@ -9,7 +10,7 @@
  * not-null key columns our joins lead with.
  */
 import { Column, getTableColumns, is, Param, Placeholder, SQL, Subquery, Table } from "drizzle-orm";
-import type { Database } from "../db/client.ts";
+import type { Reads } from "./reads.ts";
 
 /** A row as the driver gives it: bigints (numeric, int8) stay decimal strings. */
 export type Raw<T> = T extends bigint
@@ -79,16 +80,16 @@ function rowBuilder(columns: string[][]) {
   };
 }
 
-export function rawStatement<Row>(db: Database, query: Select<Row>) {
+export function rawStatement<Row>(reads: Reads, query: Select<Row>) {
   const { sql: text, params } = query.toSQL();
   const fill = parameterFillers(params);
   const build = rowBuilder(fieldPaths(query._.selectedFields));
-  const client = db.$client;
   return {
     async execute(values: Values): Promise<Raw<Row>[]> {
-      const rows = await client
-        .unsafe(text, fill.map((parameter) => parameter(values)) as never[], { prepare: true })
-        .values();
+      const rows = await reads.values(
+        text,
+        fill.map((parameter) => parameter(values)),
+      );
       return rows.map(build) as Raw<Row>[];
     },
   };

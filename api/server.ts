@@ -59,6 +59,7 @@ export async function runApi({ migrate }: { migrate: boolean }): Promise<void> {
 
   const app = createApp({
     db: connections.db,
+    reads: connections.reads,
     redis: connections.redis,
     chainHead,
     watchIndexedBlock: connections.watchIndexedBlock,
@@ -94,8 +95,6 @@ export async function runApi({ migrate }: { migrate: boolean }): Promise<void> {
     );
   }
 
-  log.info({ host: config.api.host, port: app.server?.port }, "listening");
-
   closeOnSignal(
     async () => {
       // Streams never finish by themselves; a graceful stop would wait for them.
@@ -105,4 +104,5 @@ export async function runApi({ migrate }: { migrate: boolean }): Promise<void> {
     },
     { log },
   );
+  log.info({ host: config.api.host, port: app.server?.port }, "listening");
 }

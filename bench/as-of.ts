@@ -16,6 +16,7 @@
 import os from "node:os";
 import { sql } from "drizzle-orm";
 import { createCitizensService } from "../api/modules/citizens/service.ts";
+import { openReads } from "../api/reads.ts";
 import { createDatabase } from "../db/client.ts";
 import { projectHistory, recompute } from "../indexer/store/projection.ts";
 import { createScratchDatabase } from "../scratch/database.ts";
@@ -147,8 +148,10 @@ async function time(calls: Array<() => Promise<unknown>>) {
 }
 
 async function compare(url: string, requests: number, rounds: number, indexed: number) {
-  const { db, close } = createDatabase(url, { max: 1 });
-  const service = createCitizensService(db);
+  const { db, close: closeDatabase } = createDatabase(url, { max: 1 });
+  const reads = openReads(url, { max: 1, connectTimeout: 10 });
+  const close = () => Promise.all([reads.close(), closeDatabase()]);
+  const service = createCitizensService(db, reads);
   const tokenHash = "0".repeat(64);
   const { now, past } = await samples(db, requests, indexed);
   const type = (season: number): "s1" | "s2" => (season === 1 ? "s1" : "s2");

@@ -14,7 +14,7 @@ export interface DatabaseOptions {
  * Each process's pool names itself to Postgres, so pg_stat_activity tells its connections apart
  * (the API's pool metrics read it).
  */
-const APPLICATION_NAME = `citizen-staking-${hostname()}-${process.pid}`;
+export const APPLICATION_NAME = `citizen-staking-${hostname()}-${process.pid}`;
 
 /**
  * Seconds before a dropped connection is opened again. postgres.js's own backoff grows with

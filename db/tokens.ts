@@ -2,16 +2,19 @@
  * The read API's bearer tokens. Only a SHA-256 of a token is stored: a leaked table does not
  * leak working tokens, and the API finds a token by hashing what it is given.
  */
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { and, asc, eq, isNull, sql } from "drizzle-orm";
 import type { Database } from "./client.ts";
 import { apiTokens } from "./schema.ts";
 
 const TOKEN_PREFIX = "cs_";
 
-/** Hex SHA-256 of a token, the form kept in api_tokens.token_hash. */
+/**
+ * Hex SHA-256 of a token, the form kept in api_tokens.token_hash. Bun's one-shot hash: the API
+ * hashes the token of every request, and node:crypto's createHash costs twice as much.
+ */
 export function hashToken(token: string): string {
-  return createHash("sha256").update(token, "utf8").digest("hex");
+  return Bun.SHA256.hash(token, "hex");
 }
 
 /**

@@ -168,6 +168,8 @@ export async function createIndexer(options: IndexerOptions) {
     finalityDepth,
   });
   const handClaims = createHandClaimSettler({ client, contracts, store });
+  /** A start in progress: a close (SIGTERM at any time) waits for it, then undoes all of it. */
+  let starting: Promise<void> | undefined;
 
   return {
     client,
@@ -210,19 +212,24 @@ export async function createIndexer(options: IndexerOptions) {
     reconcile: () => reconciler.once(),
 
     /** Runs chunk workers and, with `follow`, the head follower. */
-    async start({ follow }: { follow: boolean }) {
-      redisOutages.watch(chunkWorkers.start());
-      rpcReport.start();
-      reconciler.start();
-      if (follow) {
-        redisOutages.watch(await follower.start());
-        await metadata.start();
-        redisOutages.watch(...metadata.watched());
-      }
+    start({ follow }: { follow: boolean }) {
+      starting = (async () => {
+        redisOutages.watch(chunkWorkers.start());
+        rpcReport.start();
+        reconciler.start();
+        if (follow) {
+          redisOutages.watch(await follower.start());
+          await metadata.start();
+          redisOutages.watch(...metadata.watched());
+        }
+      })();
+      return starting;
     },
 
     /** Stops taking work, lets running jobs finish, and closes every connection. */
     async close() {
+      // A start cut short would go on creating workers on closed connections.
+      await starting?.catch(() => {});
       rpcReport.stop();
       reconciler.stop();
       const hadWorkers = chunkWorkers.started();

@@ -213,8 +213,11 @@ function load() {
     api: {
       host: text("HOST", "127.0.0.1"),
       port: integer("PORT", 3000),
-      /** One connection pipelines best on a small host (bench/api.ts measures 1 against 4). */
-      poolSize: integer("DB_POOL_SIZE", 1, 1),
+      /**
+       * Connections of the API's read pool (and at most as many for the rest). Four beat one on
+       * the shared 2-core host, for throughput and tail alike (bench/api.ts measures both).
+       */
+      poolSize: integer("DB_POOL_SIZE", 4, 1),
       /** Responses each API instance keeps for the current data version; 0 turns it off. */
       responseCacheEntries: integer("RESPONSE_CACHE_ENTRIES", 10_000),
       /** Origins a browser dashboard may call the API from; CORS is off when empty. */

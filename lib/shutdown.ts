@@ -4,6 +4,8 @@
  * closes the pools; then the process exits 0. A close that outlasts the grace period is cut
  * short: the process exits anyway, and a job still running goes back to the queue once its
  * lock lapses (JOB_LOCK_MS), written in full or not at all, since a chunk is one transaction.
+ * Installed before a process says it runs: a supervisor may signal as soon as it reads the line,
+ * and a signal with no handler yet kills the process (exit 143).
  */
 import type { Logger } from "pino";
 import { config } from "./config.ts";

@@ -2,16 +2,22 @@
  * A node shaped like a hosted provider, in front of a real one (anvil, or the counting proxy in
  * front of it): each HTTP request is held a latency with jitter; eth_getLogs is capped by block
  * span and by result count and refused in a chosen provider's words; calls above a request
- * budget get HTTP 429 with Retry-After; a share of connections is closed without an answer; and
- * it can play a full node, answering reads at blocks older than its last 128 with a client's
- * "state pruned" words. The wordings are recorded in provider-wordings.ts, with their sources.
+ * budget get HTTP 429 with Retry-After, or a chosen provider's rate-limit answer; a share of
+ * connections is closed without an answer; and it can play a full node, answering reads at
+ * blocks older than its last 128 with a client's "state pruned" words. The wordings are
+ * recorded in provider-wordings.ts, with their sources.
  *
  * The budget is a token bucket holding one second of calls (a JSON-RPC batch spends one per
  * call, as providers count them): a call that finds it empty is over budget, counted, and its
- * whole HTTP request answered 429 unforwarded.
+ * whole HTTP request answered as over budget, unforwarded.
  */
 import { SeededRandom } from "../../devnet/random.ts";
-import { PRUNED_STATE, RANGE_REFUSALS, type RefusedQuery } from "./provider-wordings.ts";
+import {
+  PRUNED_STATE,
+  RANGE_REFUSALS,
+  RATE_LIMITS,
+  type RefusedQuery,
+} from "./provider-wordings.ts";
 
 export type ProviderNodeOptions = {
   /** Every HTTP request waits this long (plus jitter) before it is forwarded. */
@@ -24,7 +30,15 @@ export type ProviderNodeOptions = {
     /** The provider whose words refuse (a `provider` of RANGE_REFUSALS). */
     wording: string;
   };
-  budget?: { requestsPerSecond: number; retryAfterSeconds?: number };
+  budget?: {
+    requestsPerSecond: number;
+    retryAfterSeconds?: number;
+    /**
+     * The provider whose words refuse a call over budget (a `provider` of RATE_LIMITS); without
+     * one, a bare 429 with Retry-After.
+     */
+    wording?: string;
+  };
   /** Share of HTTP requests whose connection is closed with no answer (not forwarded). */
   resetRate?: number;
   /** Play a full node: state older than `keepBlocks` below the head is gone. */
@@ -89,6 +103,12 @@ export function startProviderNode(upstream: string, options: ProviderNodeOptions
     : undefined;
   if (options.logs && !refusalWording)
     throw new RangeError(`no wording for ${options.logs.wording}`);
+  const rateLimitWording = options.budget?.wording
+    ? RATE_LIMITS.find((wording) => wording.provider === options.budget?.wording)
+    : undefined;
+  if (options.budget?.wording && !rateLimitWording) {
+    throw new RangeError(`no wording for ${options.budget.wording}`);
+  }
   const prunedWording = options.fullNode
     ? PRUNED_STATE.find((wording) => wording.client === options.fullNode?.client)
     : undefined;
@@ -237,6 +257,25 @@ export function startProviderNode(upstream: string, options: ProviderNodeOptions
     );
   };
 
+  const overBudget = () => {
+    const retryAfterSeconds = options.budget?.retryAfterSeconds ?? 1;
+    if (!rateLimitWording) {
+      return Response.json(
+        { jsonrpc: "2.0", id: null, error: { code: 429, message: "Too Many Requests" } },
+        { status: 429, headers: { "retry-after": String(retryAfterSeconds) } },
+      );
+    }
+    const { code, message, data, httpStatus } = rateLimitWording;
+    return Response.json(
+      {
+        jsonrpc: "2.0",
+        id: null,
+        error: { code, message, ...(data ? { data: data(retryAfterSeconds) } : {}) },
+      },
+      { status: httpStatus },
+    );
+  };
+
   const server = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
@@ -266,13 +305,7 @@ export function startProviderNode(upstream: string, options: ProviderNodeOptions
       countArrival(calls.length);
       if (!spend(calls.length)) {
         stats.callsOverBudget += calls.length;
-        return Response.json(
-          { jsonrpc: "2.0", id: null, error: { code: 429, message: "Too Many Requests" } },
-          {
-            status: 429,
-            headers: { "retry-after": String(options.budget?.retryAfterSeconds ?? 1) },
-          },
-        );
+        return overBudget();
       }
       if (options.resetRate && random.chance(options.resetRate)) {
         stats.resetConnections++;

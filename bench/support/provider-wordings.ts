@@ -2,7 +2,7 @@
  * How hosted providers and node clients word their refusals, recorded from public reports (each
  * row names where it was seen) so the provider-shaped node (`provider-node.ts`) answers as they
  * do and the indexer's recognition (`indexer/chain/range-refusals.ts`,
- * `indexer/chain/pruned-state.ts`) is tested against what they really send, not against its own
+ * `indexer/chain/rate-limits.ts`, `indexer/chain/pruned-state.ts`) is tested against what they really send, not against its own
  * patterns.
  */
 
@@ -183,6 +183,71 @@ export const RANGE_REFUSALS: readonly RangeRefusalWording[] = [
     message: () => "Block range limit exceeded.",
     suggests: false,
     source: "github.com/ponder-sh/ponder packages/utils/src/getLogsRetryHelper.ts (chainstack)",
+  },
+];
+
+export type RateLimitWording = {
+  provider: string;
+  httpStatus: number;
+  code: number;
+  message: string;
+  /** The error's data, given how long the provider asks to wait. */
+  data?: (retryAfterSeconds: number) => unknown;
+  source: string;
+};
+
+/**
+ * A key over its provider's rate or quota. Infura answers over -32005, the code its oversized log
+ * queries use too (RANGE_REFUSALS): only the words tell a wait from a range to shrink.
+ */
+export const RATE_LIMITS: readonly RateLimitWording[] = [
+  {
+    provider: "Infura (requests per second)",
+    httpStatus: 429,
+    code: -32005,
+    message: "project ID request rate exceeded",
+    data: (seconds) => ({
+      see: "https://infura.io/docs/ethereum/jsonrpc/ratelimits",
+      current_rps: 13.333,
+      allowed_rps: 10.0,
+      backoff_seconds: seconds,
+    }),
+    source: "docs.infura.io/api/networks/ethereum/how-to/avoid-rate-limiting",
+  },
+  {
+    provider: "Infura (daily requests)",
+    httpStatus: 429,
+    code: -32005,
+    message: "daily request count exceeded, request rate limited",
+    source: "docs.infura.io/api/networks/ethereum/how-to/avoid-rate-limiting",
+  },
+  {
+    provider: "Alchemy (compute units, older link)",
+    httpStatus: 429,
+    code: 429,
+    message:
+      "Your app has exceeded its compute units per second capacity. If you have retries enabled, you can safely ignore this message. If not, check out https://docs.alchemyapi.io/guides/rate-limits",
+    source:
+      "github.com/Synthetixio/kwenta/issues/40; github.com/LimeChain/hashport-validator/issues/473",
+  },
+  {
+    provider: "Alchemy (compute units)",
+    httpStatus: 429,
+    code: 429,
+    message:
+      "Your app has exceeded its compute units per second capacity. If you have retries enabled, you can safely ignore this message. If not, check out https://docs.alchemy.com/reference/throughput",
+    source:
+      "github.com/conduitxyz/node/issues/36; github.com/gitcoinco/grants-stack-indexer/issues/156 (where it was taken for a range refusal)",
+  },
+  {
+    // The reports give the body only; 200 is the harder case, where nothing but the body says it.
+    provider: "QuickNode",
+    httpStatus: 200,
+    code: -32007,
+    message:
+      "15/second request limit reached - reduce calls per second or upgrade your account at quicknode.com",
+    source:
+      "github.com/wevm/viem src/utils/buildRequest.ts (shouldRetry); github.com/BobTheBuidler/dank_mids/pull/642",
   },
 ];
 

@@ -111,7 +111,8 @@ class Tally {
     if (this.seen.has(key)) this.duplicateEthCalls++;
     else this.seen.add(key);
     const views = viewCallsOf({ to, data: data ?? input });
-    if (to) bump(this.singleEthCallsByFunction, this.nameOf(views[0]!.callData));
+    // Named by its own selector: a static-call batch is `run`, whatever calls it carries.
+    if (to) bump(this.singleEthCallsByFunction, this.nameOf((data ?? input ?? "0x").toLowerCase()));
     else if (views.length > 0) this.multicallEthCalls++;
     for (const view of views) {
       this.viewCalls++;

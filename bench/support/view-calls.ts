@@ -1,7 +1,7 @@
 /**
  * The contract calls one eth_call carries: itself when it names a contract, or each call of a
  * deployless multicall (viem's Multicall3 code run through the deploy-less constructor, with
- * aggregate3 calldata beside it). One eth_call may carry dozens of reads, so counting eth_calls
+ * aggregate3 calldata beside it), or each call of a static-call batch. One eth_call may carry dozens of reads, so counting eth_calls
  * alone says little about the node's work.
  */
 import {
@@ -13,6 +13,7 @@ import {
   multicall3Abi,
   toFunctionSelector,
 } from "viem";
+import { staticCallBatchAbi } from "../../contracts/generated/StaticCallBatch.ts";
 
 export type ViewCall = { target: string; callData: string };
 
@@ -20,6 +21,7 @@ const DEPLOYLESS_PREFIX = deploylessCallViaBytecodeBytecode.toLowerCase();
 
 export function viewCallsOf(request: { to?: string; data?: string }): ViewCall[] {
   const data = (request.data ?? "0x").toLowerCase();
+  if (request.to && data.startsWith(RUN_SELECTOR)) return staticBatchCalls(data as Hex);
   if (request.to) return [{ target: request.to.toLowerCase(), callData: data }];
   if (!data.startsWith(DEPLOYLESS_PREFIX)) return [];
   try {
@@ -35,6 +37,26 @@ export function viewCallsOf(request: { to?: string; data?: string }): ViewCall[]
     }));
   } catch {
     // Some other contract deployed for one call: not a multicall this module can read.
+    return [];
+  }
+}
+
+const RUN_SELECTOR = toFunctionSelector(
+  staticCallBatchAbi.find((item) => item.name === "run")!,
+).toLowerCase();
+
+/**
+ * The calls of a static-call batch (indexer/chain/static-call-batch.ts: tokenURIs and citizens'
+ * components), each counted as the contract call it is.
+ */
+function staticBatchCalls(data: Hex): ViewCall[] {
+  try {
+    const decoded = decodeFunctionData({ abi: staticCallBatchAbi, data });
+    return decoded.args[0].map((call) => ({
+      target: call.target.toLowerCase(),
+      callData: call.data.toLowerCase(),
+    }));
+  } catch {
     return [];
   }
 }

@@ -65,6 +65,15 @@ export async function pinnedRead<T>(
   }
 }
 
+/**
+ * Whether reads given a block hash go by that hash on this client's node (the same memo
+ * pinnedRead uses; probed on first use). Asked after a fetch's reads, it says how they went: a
+ * read whose hash was refused turned the memo to false before it fell back to the number.
+ */
+export function readsGoByHash(client: PublicClient): Promise<boolean> {
+  return takesBlockHashes(client);
+}
+
 function takesBlockHashes(client: PublicClient): Promise<boolean> {
   let known = takesHashes.get(client);
   if (!known) {

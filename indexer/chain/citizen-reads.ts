@@ -1,18 +1,16 @@
-import {
-  type Address,
-  decodeFunctionResult,
-  encodeFunctionData,
-  type Hex,
-  type PublicClient,
-} from "viem";
+import { type Address, decodeFunctionResult, type Hex, type PublicClient } from "viem";
 import type { Season } from "../../lib/vocabulary.ts";
 import { type BlockAt, blockAt } from "./block-pin.ts";
 import { ReadReverted } from "./call-failure.ts";
+import { readCitizenComponents } from "./citizen-components.ts";
 import type { StakerContracts } from "./contracts.ts";
+import { prepareCall } from "./prepared-call.ts";
 import { readStaticCalls } from "./static-call-batch.ts";
-import { identityAbi, s1CitizenAbi, s2CitizenAbi } from "./token-abis.ts";
+import { s1CitizenAbi } from "./token-abis.ts";
 import { readUnbatched } from "./unbatched-read.ts";
-import { readView } from "./view-read.ts";
+
+/** Both seasons' citizen contracts share tokenURI's selector. */
+const tokenUriCalldata = prepareCall(s1CitizenAbi, "tokenURI");
 
 export interface CitizenKey {
   season: Season;
@@ -23,7 +21,7 @@ export interface CitizenKey {
 export type TokenUriReading = { uri: string } | { reverted: string };
 
 /** What the citizen contracts say of one citizen's components, raw. */
-interface CitizenComponents {
+export interface CitizenComponents {
   season: Season;
   citizenId: bigint;
   identityId: bigint;
@@ -41,10 +39,11 @@ export interface CitizenReading extends CitizenComponents {
 }
 
 /**
- * The components and tokenURI of each citizen, read at `block` (by hash when given). The component calls are
- * issued together so viem folds those of one block into a single multicall; the tokenURIs go in
- * batches of their own (readTokenUris). A component getter that reverts throws ReadReverted (the
- * points or the record depend on it); a tokenURI that reverts is recorded.
+ * The components and tokenURI of each citizen, read at `block` (by hash when given). The
+ * component calls of all the citizens go many to an eth_call through the static-call reader
+ * (citizen-components.ts); the tokenURIs in batches of their own (readTokenUris). A component
+ * getter that reverts throws ReadReverted (the points or the record depend on it); a tokenURI
+ * that reverts is recorded.
  */
 export async function readCitizens(
   client: PublicClient,
@@ -54,87 +53,10 @@ export async function readCitizens(
 ): Promise<CitizenReading[]> {
   const at = blockAt(block);
   const [components, tokenUris] = await Promise.all([
-    Promise.all(
-      keys.map((key) =>
-        key.season === 1
-          ? readS1Citizen(client, contracts, key.citizenId, at)
-          : readS2Citizen(client, contracts, key.citizenId, at),
-      ),
-    ),
+    readCitizenComponents(client, contracts, keys, at),
     readTokenUris(client, contracts, keys, at),
   ]);
   return components.map((reading, i) => ({ ...reading, tokenUri: tokenUris[i]! }));
-}
-
-async function readS1Citizen(
-  client: PublicClient,
-  contracts: StakerContracts,
-  citizenId: bigint,
-  at: BlockAt,
-): Promise<CitizenComponents> {
-  const read = (
-    functionName:
-      | "getIdentityIdOfTokenId"
-      | "getVaultIdOfTokenId"
-      | "getItemCacheIdOfTokenId"
-      | "getLandDeedIdOfTokenId"
-      | "getRewardRateOfTokenId",
-  ) =>
-    readView(client, {
-      address: contracts.s1Citizen,
-      abi: s1CitizenAbi,
-      functionName,
-      args: [citizenId],
-      ...at,
-    });
-  const [identityId, componentVaultId, itemCacheId, landDeedId, rewardRate] = await Promise.all([
-    read("getIdentityIdOfTokenId"),
-    read("getVaultIdOfTokenId"),
-    read("getItemCacheIdOfTokenId"),
-    read("getLandDeedIdOfTokenId"),
-    read("getRewardRateOfTokenId"),
-  ]);
-  const identityClass = await readView(client, {
-    address: contracts.identity,
-    abi: identityAbi,
-    functionName: "getClass",
-    args: [identityId],
-    ...at,
-  });
-  return {
-    season: 1,
-    citizenId,
-    identityId,
-    itemCacheId,
-    landDeedId,
-    componentVaultId,
-    rewardRate,
-    identityClass,
-  };
-}
-
-async function readS2Citizen(
-  client: PublicClient,
-  contracts: StakerContracts,
-  citizenId: bigint,
-  at: BlockAt,
-): Promise<CitizenComponents> {
-  const read = (
-    functionName: "getIdentityIdOfTokenId" | "getItemCacheIdOfTokenId" | "getLandDeedIdOfTokenId",
-  ) =>
-    readView(client, {
-      address: contracts.s2Citizen,
-      abi: s2CitizenAbi,
-      functionName,
-      args: [citizenId],
-      ...at,
-    });
-  const [identityId, itemCacheId, landDeedId] = await Promise.all([
-    read("getIdentityIdOfTokenId"),
-    read("getItemCacheIdOfTokenId"),
-    read("getLandDeedIdOfTokenId"),
-  ]);
-  return { season: 2, citizenId, identityId, itemCacheId, landDeedId };
 }
 
 /**
@@ -155,14 +77,7 @@ export async function readTokenUris(
     key.season === 1 ? contracts.s1Citizen : contracts.s2Citizen;
   const returned = await readStaticCalls(
     client,
-    keys.map((key) => ({
-      to: addressOf(key),
-      data: encodeFunctionData({
-        abi: s1CitizenAbi,
-        functionName: "tokenURI",
-        args: [key.citizenId],
-      }),
-    })),
+    keys.map((key) => ({ to: addressOf(key), data: tokenUriCalldata([key.citizenId]) })),
     at,
   );
   return Promise.all(

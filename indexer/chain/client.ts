@@ -1,10 +1,5 @@
-import {
-  createPublicClient,
-  HttpRequestError,
-  http,
-  type PublicClient,
-  type Transport,
-} from "viem";
+import { createPublicClient, http, type PublicClient, type Transport } from "viem";
+import { requestedWaitMs, retryAfterMs } from "./rate-limits.ts";
 import type { RequestBudget } from "./request-budget.ts";
 
 /**
@@ -39,23 +34,11 @@ const RPC_RETRY_BASE_MS = 100;
 
 /**
  * The transport's own backoff, for the one call that opts out of the transport's retries
- * (eth_getLogs, whose "range too large" answers must reach the log fetcher at once): honour a
- * 429's Retry-After, else back off exponentially.
+ * (eth_getLogs, whose "range too large" answers must reach the log fetcher at once): wait as
+ * long as the node asked (Retry-After, Infura's backoff_seconds), else back off exponentially.
  */
 export function rpcRetryDelay({ count, error }: { count: number; error: Error }): number {
-  if (error instanceof HttpRequestError) {
-    const retryAfter = retryAfterMs(error.headers?.get("retry-after"));
-    if (retryAfter !== undefined) return retryAfter;
-  }
-  return RPC_RETRY_BASE_MS * 2 ** count;
-}
-
-/** Retry-After in seconds or as an HTTP date (RFC 9110), in milliseconds from now. */
-function retryAfterMs(value: string | null | undefined): number | undefined {
-  if (!value) return undefined;
-  if (/^\d+$/.test(value)) return Number(value) * 1_000;
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
+  return requestedWaitMs(error) ?? RPC_RETRY_BASE_MS * 2 ** count;
 }
 
 export function createChainClient(rpcUrl: string, options: ChainClientOptions = {}): PublicClient {

@@ -1,4 +1,5 @@
 import { BaseError, HttpRequestError, ResponseBodyTooLargeError } from "viem";
+import { isRateLimited } from "./rate-limits.ts";
 
 /**
  * An eth_getLogs query the node refused as too large, and the span the node says would pass
@@ -71,7 +72,10 @@ const WORDINGS: readonly Wording[] = [
   },
 ];
 
-/** EIP-1474's "limit exceeded", which Infura and others use for oversized log queries. */
+/**
+ * EIP-1474's "limit exceeded", which Infura and others use for oversized log queries (and Infura
+ * for its rate limits, told apart first).
+ */
 const LIMIT_EXCEEDED = -32005;
 
 /**
@@ -79,10 +83,11 @@ const LIMIT_EXCEEDED = -32005;
  * may pass, and the span that passes when the node names one: viem's own response cap
  * (ResponseBodyTooLargeError, 10 MiB), HTTP 413, the "limit exceeded" code -32005, and the
  * providers' and clients' wordings (in the error's message or its data). Only consulted for
- * eth_getLogs answers, where a range is what the words are about.
+ * eth_getLogs answers, where a range is what the words are about. A rate limit is never one,
+ * whatever its code or words ("exceeded", "limit"): a smaller range would be refused the same.
  */
 export function readRangeRefusal(error: unknown): RangeRefusal | undefined {
-  if (!(error instanceof Error)) return undefined;
+  if (!(error instanceof Error) || isRateLimited(error)) return undefined;
   const causes: unknown[] = [];
   if (error instanceof BaseError) {
     error.walk((cause) => {

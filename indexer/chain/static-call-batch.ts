@@ -1,8 +1,6 @@
 import {
   type Address,
   BaseError,
-  decodeFunctionResult,
-  encodeFunctionData,
   type Hex,
   HttpRequestError,
   keccak256,
@@ -11,11 +9,9 @@ import {
   stringToHex,
   TimeoutError,
 } from "viem";
-import {
-  staticCallBatchAbi,
-  staticCallBatchDeployedBytecode,
-} from "../../contracts/generated/StaticCallBatch.ts";
+import { staticCallBatchDeployedBytecode } from "../../contracts/generated/StaticCallBatch.ts";
 import { type BlockAt, blockAt, pinnedRead } from "./block-pin.ts";
+import { decodeRun, encodeRun } from "./static-call-codec.ts";
 
 /** One view call: the contract and its calldata. */
 export interface StaticCall {
@@ -62,17 +58,19 @@ const STATIC_CALL_BATCH_ADDRESS: Address = slice(
  * the node would not run the batch at all. Failures are rare and the single-call path tells them
  * apart best (a halt's name, a revert's data, the node's full gas), so the caller reads those
  * again one by one. Connection trouble (timeouts, 5xx, 429, network) is thrown for the job's retry:
- * the single calls would meet it too.
+ * the single calls would meet it too. `callsPerBatch` is lower for calls with large answers
+ * (tokenURIs) than for calls answering a word (a citizen's components, the stake reads).
  */
 export async function readStaticCalls(
   client: PublicClient,
   calls: readonly StaticCall[],
   block: bigint | BlockAt,
+  callsPerBatch: number = STATIC_CALL_BATCH.callsPerBatch,
 ): Promise<(Hex | undefined)[]> {
   const at = blockAt(block);
   const batches: StaticCall[][] = [];
-  for (let start = 0; start < calls.length; start += STATIC_CALL_BATCH.callsPerBatch) {
-    batches.push(calls.slice(start, start + STATIC_CALL_BATCH.callsPerBatch));
+  for (let start = 0; start < calls.length; start += callsPerBatch) {
+    batches.push(calls.slice(start, start + callsPerBatch));
   }
   const answers = await Promise.all(batches.map((batch) => readBatch(client, batch, at)));
   return answers.flat();
@@ -102,15 +100,7 @@ async function runReader(client: PublicClient, calls: StaticCall[], block: Block
     const { data } = await pinnedRead(client, block, (at) =>
       client.call({
         to: STATIC_CALL_BATCH_ADDRESS,
-        data: encodeFunctionData({
-          abi: staticCallBatchAbi,
-          functionName: "run",
-          args: [
-            calls.map((call) => ({ target: call.to, data: call.data })),
-            STATIC_CALL_BATCH.gasPerCall,
-            BigInt(STATIC_CALL_BATCH.maxAnswerBytes),
-          ],
-        }),
+        data: encodeRun(calls, STATIC_CALL_BATCH.gasPerCall, STATIC_CALL_BATCH.maxAnswerBytes),
         ...at,
         stateOverride: [
           { address: STATIC_CALL_BATCH_ADDRESS, code: staticCallBatchDeployedBytecode },
@@ -119,11 +109,7 @@ async function runReader(client: PublicClient, calls: StaticCall[], block: Block
         batch: false,
       }),
     );
-    return decodeFunctionResult({
-      abi: staticCallBatchAbi,
-      functionName: "run",
-      data: data ?? "0x",
-    });
+    return decodeRun(data ?? "0x");
   } catch (error) {
     if (isConnectionTrouble(error)) throw error;
     return undefined;

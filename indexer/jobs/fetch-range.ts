@@ -1,7 +1,7 @@
 import type { Block, Hex, PublicClient } from "viem";
 import type { CitizenRow, CitizenStakeRow, StakerEventRow } from "../../db/schema.ts";
 import { isCitizenAsset } from "../../lib/vocabulary.ts";
-import type { BlockAt } from "../chain/block-pin.ts";
+import { type BlockAt, readsGoByHash } from "../chain/block-pin.ts";
 import { type CitizenKey, readCitizens } from "../chain/citizen-reads.ts";
 import type { StakerContracts } from "../chain/contracts.ts";
 import { readHandFlag } from "../chain/hand-flag.ts";
@@ -58,8 +58,8 @@ export type FetchedRange = RangeWrite & {
 /**
  * Everything a block range adds to the tables, fetched in one straight line: headers, logs,
  * a check that the answer left out no block's logs, the reads they need, rows built by pure
- * functions, and the last header read again. If that header changed, the chain moved during the
- * fetch and nothing is returned.
+ * functions, and (a chunk, or reads by number) the last header read again. If that header
+ * changed, the chain moved during the fetch and nothing is returned.
  *
  * The missing-log check: a dense range has every header, so each bloom is checked
  * (missing-logs.ts); a chunk reads only its ends, and its staker logs are matched against the
@@ -111,8 +111,18 @@ export async function fetchRange(
     blockHashes,
   });
 
-  const again = await client.getBlock({ blockNumber: to });
-  if (again.hash !== last.hash) throw new ReorgDetected(`block ${to} changed during the fetch`);
+  // A dense range is held to its own headers: each was read, each links to the one before, every
+  // log carries its header's hash, a bloom that admits a staker log the answer lacks is asked
+  // again by that hash, and every read names its block by hash. Its rows are those very blocks',
+  // whatever the chain does next, and reading the last header again would only say whether that
+  // block was still the chain's a moment later, which no write can keep (the chain may move right
+  // after it): the follower's next write claims it as its parent, and the fork check compares it,
+  // both exactly. Reads by number (a node that refuses hashes) are held to no block, so there,
+  // and for a chunk (two headers, logs by number), the re-read still shows the chain stood still.
+  if (!(dense && (await readsGoByHash(client)))) {
+    const again = await client.getBlock({ blockNumber: to });
+    if (again.hash !== last.hash) throw new ReorgDetected(`block ${to} changed during the fetch`);
+  }
   return {
     fromBlock: from,
     toBlock: to,

@@ -31,18 +31,36 @@ export type FollowDeps = RangeIndexerDeps & { queues: Queues; log: Logger };
  */
 export async function followTick(deps: FollowDeps, settings: FollowSettings) {
   const { client, store } = deps;
-  const current = await store.checkpoint();
+  // Neither answer depends on the other: one round trip's wait instead of two.
+  const [current, tip] = await Promise.all([
+    store.checkpoint(),
+    readChainTip(client, settings.finalityDepth),
+  ]);
   if (!current) return { action: "no-checkpoint" as const };
-
-  const tip = await readChainTip(client, settings.finalityDepth);
   if (current.finalizedBlock === null || tip.finalized > current.finalizedBlock) {
     await store.recordFinalized(tip.finalized);
   }
-  const rolledBack = await rollBackOrphans(deps, tip.finalized);
-  if (rolledBack) return { action: "rolled-back" as const, ...rolledBack };
 
   const head = tip.head - BigInt(settings.confirmations);
   const inline = BigInt(settings.inlineBlocks);
+  /**
+   * The tick at the head: the blocks right above the checkpoint, written by this tick. Their
+   * write claims the first block's parent hash for the checkpoint's block, inside the
+   * transaction that holds the checkpoint, so a chain that left the checkpoint's block fails it
+   * with LinkConflict, and resolveLinkConflict rolls back to the fork point (or stops with
+   * ReorgTooDeep) just as the fork check would have. That check (rollBackOrphans: the stored
+   * hash against the chain's) asks the same question a moment earlier, so this tick skips it;
+   * every other tick writes nothing (a chain no longer than the checkpoint, chunk work) and keeps
+   * it, since no write would ask.
+   */
+  const writesNextBlocks =
+    current.scheduledBlock <= current.indexedBlock &&
+    head > current.indexedBlock &&
+    tip.finalized <= current.indexedBlock + inline;
+  if (!writesNextBlocks) {
+    const rolledBack = await rollBackOrphans(deps, tip.finalized);
+    if (rolledBack) return { action: "rolled-back" as const, ...rolledBack };
+  }
   if (current.scheduledBlock > current.indexedBlock) {
     const { parked } = await requeueLostRanges(deps, settings.chunkSize);
     if (parked.length > 0) {

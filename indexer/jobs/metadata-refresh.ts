@@ -8,7 +8,7 @@
  * Rounds are jobs of a BullMQ job scheduler, so any number of follower processes make one round
  * per interval between them, not one each; where the cycle stands is kept in Redis.
  */
-import { type Job, Queue, Worker } from "bullmq";
+import { type Job, Queue, type Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { PublicClient } from "viem";
@@ -25,6 +25,7 @@ import type {
   PostponedReadFailure,
   StoredMetadata,
 } from "../store/index.ts";
+import { createJobWorker } from "./job-worker.ts";
 
 export const METADATA_QUEUE = "metadata";
 const SCHEDULER_ID = "metadata-refresh";
@@ -230,7 +231,7 @@ export function createMetadataRefresher(deps: MetadataRefresherDeps) {
           log.warn({ err: errorSummary(error) }, "could not refresh the metadata scheduler"),
         );
       }, SCHEDULER_REFRESH_MS);
-      worker = new Worker(METADATA_QUEUE, runRound, { ...settings, concurrency: 1 });
+      worker = createJobWorker(METADATA_QUEUE, runRound, { ...settings, concurrency: 1 });
       // A node or database away fails every round: said once until a round succeeds.
       let failing: string | undefined;
       worker.on("failed", (_job, error) => {

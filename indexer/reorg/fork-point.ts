@@ -43,8 +43,13 @@ export async function findForkPoint(
   indexedBlock: bigint,
   finalized: bigint,
 ): Promise<bigint | null> {
-  const stored = await store.storedHash(indexedBlock);
-  if (stored === undefined || (await hashOnChain(client, indexedBlock)) === stored) return null;
+  // Asked at once (every idle follow tick asks both): a block with no stored hash costs the
+  // chain's answer for nothing, and such a block is the rare first one after a checkpoint.
+  const [stored, onChain] = await Promise.all([
+    store.storedHash(indexedBlock),
+    hashOnChain(client, indexedBlock),
+  ]);
+  if (stored === undefined || onChain === stored) return null;
   let changed = indexedBlock;
   for (const block of await store.recentBlocks(indexedBlock - 1n, Number(HASHES_KEPT))) {
     if ((await hashOnChain(client, block.number)) === block.hash) {

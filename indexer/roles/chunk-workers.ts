@@ -3,11 +3,12 @@
  * with `indexRange`. Takes its dependencies, so it can be built alone; any number of processes
  * run them against one queue.
  */
-import { type Job, Worker } from "bullmq";
+import type { Job, Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { errorSummary } from "../../lib/log.ts";
 import { type ChunkDeps, indexRange } from "../jobs/index-range.ts";
+import { createJobWorker } from "../jobs/job-worker.ts";
 import { type ChunkJobData, MAX_STALLED_COUNT, QUEUE } from "../jobs/queues.ts";
 import { markUnrecoverable } from "../jobs/reconcile.ts";
 import { type HealthRecords, isFatal } from "./health.ts";
@@ -63,7 +64,7 @@ export function createChunkWorkers({
   return {
     /** Starts taking chunk jobs; returns the worker (for the caller's Redis outage reports). */
     start(): Worker<ChunkJobData> {
-      worker = new Worker<ChunkJobData>(QUEUE.chunks, processChunk, {
+      worker = createJobWorker<ChunkJobData, { events: number }>(QUEUE.chunks, processChunk, {
         connection: redis,
         prefix: queuePrefix,
         concurrency,

@@ -3,14 +3,16 @@
  * one per new head), and one worker per process runs them (`followTick`). Takes its
  * dependencies, so it can be built alone.
  */
-import { Worker } from "bullmq";
+import type { Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { createPublicClient, webSocket } from "viem";
 import { isConnectionFailure } from "../../lib/connection-checks.ts";
 import { errorSummary } from "../../lib/log.ts";
 import { isTransientRpcFailure } from "../../lib/rpc-failures.ts";
+import { CitizenReadCache } from "../jobs/citizen-read-cache.ts";
 import { type FollowDeps, type FollowSettings, followTick } from "../jobs/follow.ts";
+import { createJobWorker } from "../jobs/job-worker.ts";
 import { FOLLOW_SCHEDULER_ID, QUEUE } from "../jobs/queues.ts";
 import { type HealthRecords, isFatal } from "./health.ts";
 
@@ -44,6 +46,16 @@ export function createFollower({
   log,
 }: FollowerDeps) {
   const { queues } = deps;
+  /**
+   * The follower reads the citizens it meets through its own in-process cache, without the
+   * chunk workers' Redis claims (citizen-claims.ts): those spare several processes reading the
+   * same citizen while a backfill's chunks meet it at once, and cost three Redis round trips
+   * (look for a published reading, claim, publish) before and after the reads of every head
+   * block with a new citizen. Chunk jobs stay at or below the finality boundary, the follower
+   * above it, so they rarely meet the same citizen at once; when they do (or two followers'
+   * ticks do), it is read twice: the citizens table, not the claim, is the idempotency guard.
+   */
+  const followDeps: FollowDeps = { ...deps, citizenReads: new CitizenReadCache() };
   let worker: Worker | undefined;
   let timer: ReturnType<typeof setInterval> | undefined;
   let stopWatchingHeads: (() => Promise<void>) | undefined;
@@ -53,7 +65,7 @@ export function createFollower({
   async function processFollow() {
     const started = performance.now();
     try {
-      const result = await followTick(deps, settings);
+      const result = await followTick(followDeps, settings);
       await health.succeeded("follow", started, {
         events: result.action === "indexed" ? result.events : 0,
       });
@@ -139,7 +151,7 @@ export function createFollower({
         );
       }, FOLLOW_SCHEDULER_REFRESH_MS);
       // A failing follower fails every tick: processFollow logs each failure once instead.
-      worker = new Worker(QUEUE.follow, processFollow, {
+      worker = createJobWorker(QUEUE.follow, processFollow, {
         connection: redis,
         prefix: queuePrefix,
         concurrency: 1,

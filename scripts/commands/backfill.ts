@@ -53,10 +53,11 @@ export function addBackfillCommand(program: Command): void {
       // Taken before the chunks are queued: workers elsewhere may start on them at once.
       const progress = await backfillProgress(indexer, range.from, range.to);
       const { from, to, chunks } = await indexer.enqueueBackfill({ ...range, startBlock });
+      // Before the line: a supervisor may signal as soon as it reads it.
+      closeOnSignal(indexer.close, { log });
       log.info({ from: from.toString(), to: to.toString(), chunks }, "backfill queued");
       if (options.enqueueOnly) return indexer.close();
       await indexer.start({ follow: false });
-      closeOnSignal(indexer.close, { log });
       const result = await showProgress(indexer, progress);
       const before =
         progress.eventsBefore > 0 ? `; ${progress.eventsBefore} were indexed before` : "";

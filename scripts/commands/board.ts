@@ -55,10 +55,6 @@ export function addBoardCommand(program: Command): void {
         port: options.port,
         allowRetries,
       });
-      log.info(
-        { url: board.url, queuePrefix: config.queuePrefix, allowRetries },
-        allowRetries ? "board listening (retries allowed)" : "board listening (read-only)",
-      );
       closeOnSignal(
         async () => {
           await board.stop();
@@ -66,6 +62,10 @@ export function addBoardCommand(program: Command): void {
           await connection.quit();
         },
         { log },
+      );
+      log.info(
+        { url: board.url, queuePrefix: config.queuePrefix, allowRetries },
+        allowRetries ? "board listening (retries allowed)" : "board listening (read-only)",
       );
     });
 }

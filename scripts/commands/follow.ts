@@ -24,6 +24,8 @@ export function addFollowCommand(program: Command): void {
       );
       if (options.migrate) await migrate();
       const indexer = await untilReachable(() => openIndexer(chain, { metrics: true }));
+      // Before anything is announced: a supervisor may signal as soon as it reads a line.
+      closeOnSignal(indexer.close, { log });
       const checkpoint = await untilReachable(async () =>
         indexer.ensureCheckpoint(await chain.startBlock()),
       );
@@ -32,6 +34,5 @@ export function addFollowCommand(program: Command): void {
         "following",
       );
       await indexer.start({ follow: true });
-      closeOnSignal(indexer.close, { log });
     });
 }

@@ -47,13 +47,14 @@ export function addReindexCommand(program: Command): void {
         true,
         requestedAt,
       );
+      // Before the line: a supervisor may signal as soon as it reads it.
+      closeOnSignal(indexer.close, { log });
       log.info(
         { from: options.from.toString(), to: options.to.toString(), chunks },
         "reindex queued",
       );
       if (options.enqueueOnly) return indexer.close();
       await indexer.start({ follow: false });
-      closeOnSignal(indexer.close, { log });
       const result = await showProgress(
         indexer,
         reindexProgress(indexer, { ...options, chunkSize, requestedAt }),

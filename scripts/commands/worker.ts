@@ -18,8 +18,8 @@ export function addWorkerCommand(program: Command): void {
       const untilReachable = createStartupWaiter();
       await untilReachable(() => checkServices({ database: "existing", chain }));
       const indexer = await untilReachable(() => openIndexer(chain, { metrics: true }));
-      await indexer.start({ follow: false });
       closeOnSignal(indexer.close, { log });
+      await indexer.start({ follow: false });
       log.info(
         {
           queuePrefix: config.queuePrefix,

@@ -242,6 +242,7 @@ describe("database outages", () => {
     });
     const app = createApp({
       db: connections.db,
+      reads: connections.reads,
       redis: connections.redis,
       log: silent,
       settings: { rateLimitPerMinute: 100, readyMaxLagBlocks: 5, keyPrefix: api.redisPrefix },
@@ -279,6 +280,7 @@ describe("database outages", () => {
       });
       const app = createApp({
         db: connections.db,
+        reads: connections.reads,
         redis: connections.redis,
         log: silent,
         settings: { rateLimitPerMinute: 1_000, readyMaxLagBlocks: 5, keyPrefix: api.redisPrefix },

@@ -216,6 +216,10 @@ describe("units", () => {
     expect(formatDuration(3_600n)).toBe("1 hour");
     expect(formatDuration(2_700n)).toBe("45 minutes");
     expect(formatDuration(90_061n)).toBe("1 day 1 hour 1 minute 1 second");
+    // As rows give it (decimal digits), and again once remembered.
+    expect(formatDuration("108000")).toBe("1 day 6 hours");
+    expect(formatDuration("108000")).toBe("1 day 6 hours");
+    expect(formatDuration("0")).toBe("0 seconds");
   });
 
   test("bytes.staked is wei / 1e18 with the fraction kept", () => {
@@ -224,5 +228,10 @@ describe("units", () => {
     expect(weiToBytes(10n ** 24n)).toBe(1_000_000);
     expect(weiToBytes(123_456_789_000_000_000_000n)).toBe(123.456789);
     expect(weiToBytes(100_000_000_000_000_000n)).toBe(0.1);
+    // As rows give it (decimal digits): under one BYTES, one wei, exactly one.
+    expect(weiToBytes("250000000000000000")).toBe(0.25);
+    expect(weiToBytes("1")).toBe(1e-18);
+    expect(weiToBytes("1000000000000000000")).toBe(1);
+    expect(weiToBytes("0")).toBe(0);
   });
 });

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import Ajv from "ajv";
+import pino from "pino";
+import postgres from "postgres";
 import { createToken } from "../../db/tokens.ts";
 import { assemble, openStream, type StreamClient } from "./stream-client.ts";
 import { createApiHarness, STAKER } from "./support.ts";
@@ -188,4 +190,61 @@ describe("the live stream's requests", () => {
     expect([...assemble(client.events).keys()].sort()).toEqual(["s1:7", "s1:9"]);
     client.close();
   });
+});
+
+/**
+ * A resume placed against a read of the wallet that an operator's rollback overtook: the
+ * tables then refuse its block (staked_citizens_at, SQLSTATE CS416) although the read said it
+ * was indexed. Two streams of one wallet share each read, so the second is placed after the
+ * first one's baseline; table locks hold that baseline while the checkpoint moves back.
+ */
+describe("a resume that a rollback overtakes", () => {
+  test("resets the stream, as a resume the server cannot place does, without a failed read", async () => {
+    const warnings: string[] = [];
+    const log = pino({ level: "warn" }, { write: (line: string) => void warnings.push(line) });
+    const api = await createApiHarness({ log });
+    const locks = postgres(api.databaseUrl, { max: 3, onnotice: () => {} });
+    const server = api.app.listen({ hostname: "127.0.0.1", port: 0 });
+    const url = `http://127.0.0.1:${server.server?.port}/v1/staking/citizens/stream?address=${STAKER}`;
+    const headers = { authorization: `Bearer ${api.token}`, "last-event-id": "100" };
+    const clients: StreamClient[] = [];
+    try {
+      await api.setCheckpoint(100n);
+      await api.insertCitizens([{ season: 1, citizenId: 7n }]);
+      // The wallet's read waits on staked_citizens, a baseline on staked_citizens_history.
+      const [reads, baselines] = await Promise.all([locks.reserve(), locks.reserve()]);
+      await reads`begin`;
+      await reads`lock table staked_citizens in access exclusive mode`;
+      await baselines`begin`;
+      await baselines`lock table staked_citizens_history in access exclusive mode`;
+      clients.push(await openStream(url, headers));
+      clients.push(await openStream(url, headers));
+      await reads`commit`;
+      reads.release();
+      // The first stream's baseline is past the function's check and waits for the history.
+      const deadline = Date.now() + 10_000;
+      for (;;) {
+        const [waiting] = await locks`
+          select count(*)::int as n from pg_stat_activity
+          where wait_event_type = 'Lock' and query like '%staked_citizens_at%'`;
+        if (waiting?.n === 1) break;
+        if (Date.now() > deadline) throw new Error("the first baseline never reached its read");
+        await Bun.sleep(20);
+      }
+      await api.setCheckpoint(90n);
+      await baselines`commit`;
+      baselines.release();
+      const second = clients[1]!;
+      await second.until((events) => events.some((event) => event.event === "synced"));
+      expect(warnings.filter((line) => line.includes("stream read failed"))).toEqual([]);
+      expect(second.events[0]?.event).toBe("reset");
+      // The read after the rollback brings the stream down to the checkpoint, like a reorg's.
+      await second.until((events) => events.some((event) => event.id === "90"));
+    } finally {
+      for (const client of clients) client.close();
+      await server.stop(true);
+      await locks.end();
+      await api.close();
+    }
+  }, 30_000);
 });

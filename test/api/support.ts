@@ -38,6 +38,7 @@ export async function createApiHarness(options: HarnessOptions = {}) {
   const { db } = connections;
   const app = createApp({
     db,
+    reads: connections.reads,
     redis: connections.redis,
     log: options.log ?? pino({ level: "silent" }),
     chainHead: options.chainHead,

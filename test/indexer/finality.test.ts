@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { and, eq } from "drizzle-orm";
-import type { Address } from "viem";
+import { type Address, createPublicClient, custom, numberToHex, type PublicClient } from "viem";
 import { indexedRanges, stakedCitizens, stakerEvents } from "../../db/schema.ts";
 import type { IndexerOptions } from "../../indexer/indexer.ts";
 import { fetchRange } from "../../indexer/jobs/fetch-range.ts";
+import { type FollowDeps, followTick } from "../../indexer/jobs/follow.ts";
 import { commitRange } from "../../indexer/jobs/index-range.ts";
 import { enqueueRange } from "../../indexer/jobs/queues.ts";
 import { RangeStale } from "../../indexer/reorg/divergence.ts";
@@ -59,6 +60,16 @@ describe("reorgs at seams, after quiet stretches and below finality", () => {
       if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
       await Bun.sleep(25);
     }
+  };
+
+  /** Runs follow ticks in this process (no worker, no scheduler) until one finds nothing to do. */
+  const tickUntilIdle = async (harness: TestIndexer, deps: FollowDeps = harness.indexer.deps) => {
+    const taken: string[] = [];
+    while (taken.at(-1) !== "idle") {
+      if (taken.length > 10) throw new Error(`the follower never went idle: ${taken.join(", ")}`);
+      taken.push((await followTick(deps, harness.indexer.followSettings)).action);
+    }
+    return taken;
   };
 
   beforeAll(async () => {
@@ -248,5 +259,94 @@ describe("reorgs at seams, after quiet stretches and below finality", () => {
       );
       return follow !== undefined && follow.failingSince === null;
     });
+  });
+
+  test("a reorg that also lengthened the chain before the next tick is rolled back by the write's parent check", async () => {
+    const harness = await fresh("grown", { finalityDepth: undefined });
+    await harness.indexer.ensureCheckpoint(await devnet.client.getBlockNumber());
+    const id = nextId++;
+    await actions.mine([actions.mintS1(WALLET, id)]);
+    await actions.mine([actions.stake(WALLET, 1, id)]);
+    await actions.mine([]);
+    await tickUntilIdle(harness);
+    expect(await stakedRows(harness, id)).toHaveLength(1);
+
+    await actions.reorg(3);
+    await actions.mine([]);
+    // The tick sees a block above the checkpoint and skips the fork check: the write claims the
+    // checkpoint's hash as that block's parent, fails, and the conflict rolls the branch back.
+    expect(await tickUntilIdle(harness)).toEqual(["retry", "indexed", "idle"]);
+    expect(await stakedRows(harness, id)).toEqual([]);
+    expect(await harness.mismatches([WALLET])).toEqual([]);
+  });
+
+  test("a block replaced after its logs were fetched is written, then rolled back by the next tick", async () => {
+    const harness = await fresh("replaced-mid-fetch", { finalityDepth: undefined });
+    await harness.indexer.ensureCheckpoint(await devnet.client.getBlockNumber());
+    const id = nextId++;
+    await actions.mine([actions.mintS1(WALLET, id)]);
+    await tickUntilIdle(harness);
+
+    // The next block is empty; once the follower holds its header and its logs, the chain swaps
+    // it for one holding a stake. Nothing it fetched names the new block, so it writes the old
+    // one (the head's tick reads no header again) and the fork check finds it gone next tick.
+    const { deps } = harness.indexer;
+    const emptyBlock = await actions.mine([]);
+    let swapped = false;
+    let headerRead!: () => void;
+    let logsRead!: () => void;
+    const swap = Promise.all([
+      new Promise<void>((resolve) => {
+        headerRead = resolve;
+      }),
+      new Promise<void>((resolve) => {
+        logsRead = resolve;
+      }),
+    ]).then(async () => {
+      await actions.reorg(1, [[actions.stake(WALLET, 1, id), 0]]);
+      swapped = true;
+    });
+    /** The client's answers pass unchanged; the one `isMine` picks waits for the swap. */
+    const holding = (
+      client: PublicClient,
+      isMine: (method: string, params: unknown) => boolean,
+      read: () => void,
+    ) =>
+      createPublicClient({
+        // As the indexer's own client reads: deployless multicalls (the devnet has no Multicall3).
+        batch: { multicall: { deployless: true } },
+        transport: custom({
+          async request({ method, params }) {
+            const answer = await client.request({ method, params } as never);
+            if (!swapped && isMine(method, params)) {
+              read();
+              await swap;
+            }
+            return answer;
+          },
+        }),
+      });
+    const swapping: FollowDeps = {
+      ...deps,
+      client: holding(
+        deps.client,
+        (method, params) =>
+          method === "eth_getBlockByNumber" && (params as unknown[])[0] === numberToHex(emptyBlock),
+        headerRead,
+      ),
+      logClient: holding(deps.logClient, (method) => method === "eth_getLogs", logsRead),
+    };
+    expect(await tickUntilIdle(harness, swapping)).toEqual([
+      "indexed",
+      "rolled-back",
+      "indexed",
+      "idle",
+    ]);
+    expect(swapped).toBe(true);
+    const checks = harness.indexer.store;
+    const head = await devnet.client.getBlock({ blockNumber: emptyBlock });
+    expect(await checks.storedHash(emptyBlock)).toBe(head.hash.toLowerCase());
+    expect(await stakedRows(harness, id)).toHaveLength(1);
+    expect(await harness.mismatches([WALLET])).toEqual([]);
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { HttpRequestError, ResponseBodyTooLargeError, RpcRequestError } from "viem";
+import { rpcRetryDelay } from "../../indexer/chain/client.ts";
 import { isLogAnswerTooLarge, LogRangeGovernor } from "../../indexer/chain/logs.ts";
 
 describe("the eth_getLogs range governor", () => {
@@ -62,6 +63,21 @@ describe("which eth_getLogs failures shrink the range", () => {
       new Error("socket hang up"),
     ];
     for (const error of others) expect(isLogAnswerTooLarge(error)).toBe(false);
+  });
+
+  test("a rate limit over -32005 is no size refusal, and the retry waits as long as it asks", () => {
+    const limited = new RpcRequestError({
+      body: {},
+      url: "http://node",
+      status: 429,
+      error: {
+        code: -32005,
+        message: "project ID request rate exceeded",
+        data: { current_rps: 13.3, allowed_rps: 10, backoff_seconds: 30 },
+      },
+    });
+    expect(isLogAnswerTooLarge(limited)).toBe(false);
+    expect(rpcRetryDelay({ count: 0, error: limited })).toBe(30_000);
   });
 
   test("a refused short range halves that range, not the governor's whole span", () => {

@@ -5,11 +5,13 @@
  * whose scheduled refresh makes names, images and the API's ETags follow.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Queue } from "bullmq";
 import { and, count, eq } from "drizzle-orm";
 import type { Address } from "viem";
 import { s1CitizenAbi } from "../../contracts/generated/index.ts";
 import { citizens, readFailures, stakedCitizens } from "../../db/schema.ts";
-import { createMetadataRefresher } from "../../indexer/jobs/metadata-refresh.ts";
+import { createChainClient } from "../../indexer/chain/client.ts";
+import { createMetadataRefresher, METADATA_QUEUE } from "../../indexer/jobs/metadata-refresh.ts";
 import { redisConnection } from "../../indexer/jobs/queues.ts";
 import { parseTokenMetadata } from "../../indexer/project/metadata.ts";
 import { logger } from "../../lib/log.ts";
@@ -257,5 +259,42 @@ describe("scheduled refresh rounds across processes", () => {
     // One timer per process would make about twice the slots; a loaded machine makes fewer.
     expect(rounds).toBeGreaterThan(1);
     expect(rounds).toBeLessThanOrEqual(Math.ceil(elapsed / intervalMs) + 2);
+  });
+});
+
+describe("a failed round as its job keeps it", () => {
+  test("the failed reason and stack name the node's host, never the key in its URL", async () => {
+    const key = "b0c1a7e5d2f94e6c8a3b7d1e0f2a4c6e";
+    // Nothing listens on port 9 of the loopback: every call fails, quoting the URL it tried.
+    const client = createChainClient(`http://127.0.0.1:9/v3/${key}`, { retryCount: 0 });
+    const redis = redisConnection(harness.redis.url);
+    const queue = new Queue(METADATA_QUEUE, { connection: redis, prefix: harness.redis.prefix });
+    const refresher = createMetadataRefresher({
+      client,
+      contracts: harness.indexer.contracts,
+      store: harness.indexer.store,
+      redis,
+      queuePrefix: harness.redis.prefix,
+      log: logger("metadata-test"),
+      intervalMs: 100,
+    });
+    try {
+      await refresher.start();
+      const deadline = Date.now() + 15_000;
+      let failed = await queue.getFailed();
+      while (failed.length === 0 && Date.now() < deadline) {
+        await Bun.sleep(50);
+        failed = await queue.getFailed();
+      }
+      expect(failed.length).toBeGreaterThan(0);
+      const kept = JSON.stringify(failed.map((job) => [job.failedReason, job.stacktrace]));
+      expect(kept).toContain("127.0.0.1:9");
+      expect(kept).not.toContain(key);
+    } finally {
+      await refresher.close();
+      await queue.obliterate({ force: true });
+      await queue.close();
+      redis.disconnect();
+    }
   });
 });

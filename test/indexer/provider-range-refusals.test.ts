@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { RpcRequestError } from "viem";
 import { startProviderNode } from "../../bench/support/provider-node.ts";
-import { RANGE_REFUSALS } from "../../bench/support/provider-wordings.ts";
+import { RANGE_REFUSALS, RATE_LIMITS } from "../../bench/support/provider-wordings.ts";
 import { createChainClient } from "../../indexer/chain/client.ts";
 import { fetchStakerLogs, LogRangeGovernor } from "../../indexer/chain/logs.ts";
 import { readRangeRefusal } from "../../indexer/chain/range-refusals.ts";
@@ -74,6 +74,30 @@ describe("each provider's refusal of an eth_getLogs range", () => {
         node.stop();
       }
     });
+  }
+
+  // Infura words its rate limits over -32005, the code of its oversized log answers too.
+  for (const wording of RATE_LIMITS) {
+    test(`${wording.provider}: a rate limit is waited out, not taken for a refused range`, async () => {
+      const node = startProviderNode(devnet.node.rpcUrl, {
+        budget: { requestsPerSecond: 2, retryAfterSeconds: 1, wording: wording.provider },
+      });
+      try {
+        const governor = new LogRangeGovernor(maxSpan);
+        const logs = await fetchStakerLogs(
+          createChainClient(node.url, { jsonRpcBatch: false }),
+          devnet.deployment.addresses.staker,
+          from,
+          head,
+          governor,
+        );
+        expect(logs).toEqual(direct);
+        expect(node.stats().callsOverBudget).toBeGreaterThan(0);
+        expect(governor.current).toBe(maxSpan);
+      } finally {
+        node.stop();
+      }
+    }, 30_000);
   }
 
   test("the recognition reads each suggested span from the words alone", () => {

@@ -12,6 +12,8 @@ import { type DevnetDeployment, deployDevnet } from "../../devnet/deploy.ts";
 import { classifyCallFailure, ReadReverted } from "../../indexer/chain/call-failure.ts";
 import {
   type CitizenKey,
+  type CitizenReading,
+  readCitizens,
   readTokenUris,
   type TokenUriReading,
 } from "../../indexer/chain/citizen-reads.ts";
@@ -21,8 +23,9 @@ import {
   STATIC_CALL_BATCH,
   type StaticCall,
 } from "../../indexer/chain/static-call-batch.ts";
-import { s1CitizenAbi } from "../../indexer/chain/token-abis.ts";
+import { identityAbi, s1CitizenAbi, s2CitizenAbi } from "../../indexer/chain/token-abis.ts";
 import { readUnbatched } from "../../indexer/chain/unbatched-read.ts";
+import { readView } from "../../indexer/chain/view-read.ts";
 import { metadataOf } from "../../indexer/project/citizen-row.ts";
 import { startRpcFaultProxy } from "../support/rpc-fault-proxy.ts";
 import { stakingActions } from "../support/staking.ts";
@@ -133,6 +136,75 @@ const tokenUriCall = (key: CitizenKey): StaticCall => ({
 function interleave(healthy: CitizenKey[], broken: CitizenKey[]): CitizenKey[] {
   return healthy.flatMap((key, i) => (i < broken.length ? [key, broken[i]!] : [key]));
 }
+
+/** Each component getter of a citizen read alone through readView (the path they all took before). */
+async function componentsAlone(client: PublicClient, key: CitizenKey) {
+  const at = { blockNumber: block };
+  const address = citizenAddress(key);
+  const abi = key.season === 1 ? s1CitizenAbi : s2CitizenAbi;
+  const read = (
+    functionName: "getIdentityIdOfTokenId" | "getItemCacheIdOfTokenId" | "getLandDeedIdOfTokenId",
+  ) => readView(client, { address, abi, functionName, args: [key.citizenId], ...at });
+  const identityId = await read("getIdentityIdOfTokenId");
+  const common = {
+    season: key.season,
+    citizenId: key.citizenId,
+    identityId,
+    itemCacheId: await read("getItemCacheIdOfTokenId"),
+    landDeedId: await read("getLandDeedIdOfTokenId"),
+  };
+  if (key.season === 2) return common;
+  const s1 = (functionName: "getVaultIdOfTokenId" | "getRewardRateOfTokenId") =>
+    readView(client, { address, abi: s1CitizenAbi, functionName, args: [key.citizenId], ...at });
+  return {
+    ...common,
+    componentVaultId: await s1("getVaultIdOfTokenId"),
+    rewardRate: await s1("getRewardRateOfTokenId"),
+    identityClass: await readView(client, {
+      address: deployment.addresses.identity,
+      abi: identityAbi,
+      functionName: "getClass",
+      args: [identityId],
+      ...at,
+    }),
+  };
+}
+
+describe("citizens' components many to an eth_call", () => {
+  const keys = [...healthyS1, ...healthyS2];
+  const withoutUri = ({ tokenUri: _, ...components }: CitizenReading) => components;
+
+  test("every getter of 150 citizens in a few eth_calls, each value the single read's", async () => {
+    const { client, calls } = countingClient(node.rpcUrl);
+    const readings = await readCitizens(client, deployment.addresses, keys, block);
+    const alone = await Promise.all(keys.map((key) => componentsAlone(oracle, key)));
+    expect(readings.map(withoutUri)).toEqual(alone);
+    expect(readings.some((reading) => reading.componentVaultId !== 0n)).toBe(true);
+    // 120 × 5 + 30 × 3 getters in 7 eth_calls, 120 classes in 2, 150 tokenURIs in 3.
+    expect(calls.eth_call).toBe(7 + 2 + 3);
+  });
+
+  test("a node that refuses state overrides reads them through viem's multicall, the same values", async () => {
+    const proxy = startRpcFaultProxy({
+      upstream: node.rpcUrl,
+      faultRate: 0,
+      holdMs: 0,
+      refuseStateOverride: { code: -32602, message: "too many arguments, want at most 2" },
+    });
+    try {
+      const few = [...healthyS1.slice(0, 3), ...healthyS2.slice(0, 2)];
+      const { client } = countingClient(proxy.url);
+      const readings = await readCitizens(client, deployment.addresses, few, block);
+      expect(readings.map(withoutUri)).toEqual(
+        await Promise.all(few.map((key) => componentsAlone(oracle, key))),
+      );
+      // The components, the classes and the tokenURIs: one refused batch each.
+      expect(proxy.counts.refusedStateOverrides).toBe(3);
+    } finally {
+      proxy.stop();
+    }
+  });
+});
 
 describe("token URIs many to an eth_call", () => {
   test("N healthy citizens of both seasons take ceil(N / batch) eth_calls and read as alone", async () => {

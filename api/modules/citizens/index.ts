@@ -87,9 +87,11 @@ export function citizensModule({ citizens, tokens, admit, cache, images }: Citiz
       const check = await tokens.check(context.tokenHash);
       admit(check, set);
       counted = true;
-      const etag = etagFor(check.version, resource);
       // An ETag of this version and resource was only ever given with a 200, so it exists.
-      if (noneMatch(ifNoneMatch, etag, false)) return notModified(set, etag, at);
+      if (ifNoneMatch !== null) {
+        const etag = etagFor(check.version, resource);
+        if (noneMatch(ifNoneMatch, etag, false)) return notModified(set, etag, at);
+      }
       // A body of another version may be stale (metadata refreshed, a reorg): never served.
       if (cached !== undefined && cached.version === check.version) {
         // A cached body means the resource exists at this version: `*` matches it too.

@@ -1,9 +1,9 @@
 /**
  * Reads of staked citizens: one prepared statement per request, which also checks the request's
  * token and answers the indexed block and data version (one round trip). An as-of read (`at`)
- * reads the same columns from `staked_citizens_at(block, wallet, citizens)` (migrations 0005 and
- * 0008: index lookups in the staked-citizen history) instead of the table, and its statement
- * also answers the available range and the finality boundary.
+ * reads the same columns from `staked_citizens_of_wallet_at(block, wallet)` (migration 0011: index
+ * lookups in the staked-citizen history, inlined into the statement) instead of the table, and
+ * its statement also answers the available range and the finality boundary.
  */
 import { and, asc, desc, eq, getTableColumns, type SQL, sql } from "drizzle-orm";
 import type { PgColumn } from "drizzle-orm/pg-core";
@@ -12,7 +12,8 @@ import { stakedCitizens } from "../../../db/schema.ts";
 import { SEASON_OF_TYPE } from "../../../lib/vocabulary.ts";
 import { indexedBlockSource } from "../../indexed-block.ts";
 import { fromDatabase } from "../../problems.ts";
-import { rawStatement } from "../../raw-statement.ts";
+import { type Raw, rawStatement } from "../../raw-statement.ts";
+import type { Reads } from "../../reads.ts";
 import { judgeToken, tokenSource } from "../auth/token.ts";
 import { blockParameter, type History, historySource } from "./history.ts";
 import type { CitizenType, Order, Sort } from "./model.ts";
@@ -53,31 +54,30 @@ export interface ListRequest {
   after?: string[];
 }
 
-export function createCitizensService(db: Database) {
+/** `db` builds the statements (drizzle); `reads` runs them (api/reads.ts). */
+export function createCitizensService(db: Database, reads: Reads) {
   const checkpoint = indexedBlockSource(db);
   const token = tokenSource(db);
   const history = historySource(db);
   /**
-   * The wallet's rows after the requested block, with the table's columns (so drizzle maps them
-   * as staked_citizens rows). The block goes to the function only when it is in the indexed
-   * range, judged against the same statement's checkpoint and history CTEs, so no row above the
-   * checkpoint is ever read; out of range the function gets null and returns nothing, and the
-   * caller answers 400 from the range.
+   * The wallet's rows after the requested block (migration 0011's staked_citizens_of_wallet_at,
+   * which Postgres inlines into the statement: one GiST lookup and two primary-key joins), with
+   * the table's columns. The function does not check the block itself: the statement joins its
+   * rows only when the block lies between the first staker event and the same statement's
+   * indexed block, so no row above the checkpoint is ever answered, and out of range the caller
+   * answers 400 from the range.
    */
-  const asOfSource = (citizens: SQL) =>
-    db.$with("as_of", getTableColumns(stakedCitizens)).as(
-      sql`select * from staked_citizens_at(
-        (select case when ${sql.placeholder("block")}::bigint
-            between ${history.firstBlock} and ${checkpoint.indexedBlock}
-          then ${sql.placeholder("block")}::bigint end
-         from ${checkpoint}, ${history}),
-        ${sql.placeholder("address")}::text, ${citizens})`,
-    );
-  const asOf = asOfSource(sql`null::jsonb`);
-  // One citizen: the function looks up its history alone instead of the wallet's.
+  const asOfSource = (filter: SQL) =>
+    db
+      .$with("as_of", getTableColumns(stakedCitizens))
+      .as(
+        sql`select * from staked_citizens_of_wallet_at(${sql.placeholder("block")}::bigint, ${sql.placeholder("address")}::text) ${filter}`,
+      );
+  const asOf = asOfSource(sql``);
   const asOfOne = asOfSource(
-    sql`jsonb_build_array(jsonb_build_object('season', ${sql.placeholder("season")}::smallint, 'citizen_id', ${sql.placeholder("id")}::numeric))`,
+    sql`where season = ${sql.placeholder("season")}::smallint and citizen_id = ${sql.placeholder("id")}::numeric`,
   );
+  const inRange = sql`${sql.placeholder("block")}::bigint between ${history.firstBlock} and ${checkpoint.indexedBlock}`;
   // The CTE's columns under the table's keys (same names and decoders), each qualified by
   // "as_of"; the proxy has no own keys to spread, hence the map over the table's.
   const asOfRows = Object.fromEntries(
@@ -98,7 +98,7 @@ export function createCitizensService(db: Database) {
 
   // The current-state reads are the hot path: run without drizzle's per-call work.
   const one = rawStatement(
-    db,
+    reads,
     db
       .with(checkpoint, token)
       .select({ ...head, citizen: stakedCitizens })
@@ -114,14 +114,16 @@ export function createCitizensService(db: Database) {
       ),
   );
 
-  const oneAt = db
-    .with(checkpoint, token, history, asOfOne)
-    .select({ ...head, ...historyFields, citizen: asOfRows })
-    .from(checkpoint)
-    .leftJoin(token, sql`true`)
-    .leftJoin(history, sql`true`)
-    .leftJoin(asOfOne, sql`true`)
-    .prepare("staked_citizen_at");
+  const oneAt = rawStatement(
+    reads,
+    db
+      .with(checkpoint, token, history, asOfOne)
+      .select({ ...head, ...historyFields, citizen: asOfRows })
+      .from(checkpoint)
+      .leftJoin(token, sql`true`)
+      .leftJoin(history, sql`true`)
+      .leftJoin(asOfOne, inRange),
+  );
 
   // Keyset pagination: every key column runs the same direction, so "after the cursor" is a
   // single row comparison the (staker, key..., season, id) indexes can serve.
@@ -144,14 +146,13 @@ export function createCitizensService(db: Database) {
     return {
       conditions,
       orderBy: keys.map((column) => (order === "asc" ? asc(column) : desc(column))),
-      name: `staked_citizens_${type ?? "all"}_${sort}_${order}_${paged ? "after" : "first"}`,
     };
   }
 
   function prepareList(type: CitizenType | undefined, sort: Sort, order: Order, paged: boolean) {
     const page = pageConditions(stakedCitizens, type, sort, order, paged);
     return rawStatement(
-      db,
+      reads,
       db
         .with(checkpoint, token)
         .select({ ...head, citizen: stakedCitizens })
@@ -169,16 +170,18 @@ export function createCitizensService(db: Database) {
   function prepareListAt(type: CitizenType | undefined, sort: Sort, order: Order, paged: boolean) {
     const page = pageConditions(asOfRows, type, sort, order, paged);
     // The function already keeps the wallet's rows only.
-    return db
-      .with(checkpoint, token, history, asOf)
-      .select({ ...head, ...historyFields, citizen: asOfRows })
-      .from(checkpoint)
-      .leftJoin(token, sql`true`)
-      .leftJoin(history, sql`true`)
-      .leftJoin(asOf, and(sql`true`, ...page.conditions))
-      .orderBy(...page.orderBy)
-      .limit(sql.placeholder("limit"))
-      .prepare(`${page.name}_at`);
+    return rawStatement(
+      reads,
+      db
+        .with(checkpoint, token, history, asOf)
+        .select({ ...head, ...historyFields, citizen: asOfRows })
+        .from(checkpoint)
+        .leftJoin(token, sql`true`)
+        .leftJoin(history, sql`true`)
+        .leftJoin(asOf, and(inRange, ...page.conditions))
+        .orderBy(...page.orderBy)
+        .limit(sql.placeholder("limit")),
+    );
   }
 
   const memo = <T>(prepare: (...key: Parameters<typeof prepareList>) => T) => {
@@ -196,10 +199,12 @@ export function createCitizensService(db: Database) {
   const listStatement = memo(prepareList);
   const listAtStatement = memo(prepareListAt);
 
-  const historyOf = (row: (History & { indexedBlock: bigint | null }) | undefined): History => ({
-    firstBlock: row?.firstBlock ?? null,
-    indexedBlock: row?.indexedBlock ?? null,
-    finalizedBlock: row?.finalizedBlock ?? null,
+  // Raw rows carry the blocks as decimal strings.
+  const block = (value: string | null | undefined) => (value == null ? null : BigInt(value));
+  const historyOf = (row: Raw<History> | undefined): History => ({
+    firstBlock: block(row?.firstBlock),
+    indexedBlock: block(row?.indexedBlock),
+    finalizedBlock: block(row?.finalizedBlock),
   });
 
   function listParams(tokenHash: string, request: ListRequest) {

@@ -6,6 +6,7 @@
 import { Elysia, type TSchema } from "elysia";
 import type Redis from "ioredis";
 import type { Logger } from "pino";
+import { BlockNotIndexed } from "../../../db/as-of.ts";
 import type { Database } from "../../../db/client.ts";
 import { INDEXED_BLOCK_HEADER } from "../../indexed-block.ts";
 import { problemResponses } from "../../openapi.ts";
@@ -128,14 +129,20 @@ export function streamModule({
    * What the client holds, if it can be known: the wallet's rows after its block, when that block
    * is still on the chain the tables hold (its hash matches, or it came bare). Undefined means the
    * client must start over: its block is above the indexed block, or a reorg replaced it, or its
-   * hash is pruned (more than HASHES_KEPT blocks ago).
+   * hash is pruned (more than HASHES_KEPT blocks ago), or the checkpoint moved back below it
+   * since the wallet's read (an operator's rollback): the tables then refuse the block.
    */
   async function baseline(wallet: string, resume: ResumePoint, indexedBlock: bigint) {
     if (resume.block > indexedBlock) return undefined;
     if (resume.hash !== undefined && (await service.hashOf(resume.block)) !== resume.hash) {
       return undefined;
     }
-    return render(await service.at(wallet, resume.block), images);
+    try {
+      return render(await service.at(wallet, resume.block), images);
+    } catch (error) {
+      if (error instanceof BlockNotIndexed) return undefined;
+      throw error;
+    }
   }
 
   /**

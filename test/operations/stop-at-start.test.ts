@@ -1,0 +1,61 @@
+/**
+ * A long-running command stopped the moment it says it runs still stops cleanly: its SIGTERM
+ * handler is in place before its first line, so a supervisor that signals as soon as it sees
+ * the line gets exit 0, not the 143 of a process killed by the signal.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createScratchDatabase } from "../../scratch/database.ts";
+import { createScratchRedisPrefix } from "../../scratch/redis.ts";
+import { startCommand } from "../support/commands.ts";
+import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
+
+let devnet: ScenarioDevnet;
+let database: Awaited<ReturnType<typeof createScratchDatabase>>;
+const redis = createScratchRedisPrefix("stop-at-start");
+
+const settings = () => ({
+  RPC_URL: devnet.node.rpcUrl,
+  STAKER_ADDRESS: devnet.deployment.addresses.staker,
+  START_BLOCK: String(devnet.deployment.deployBlock),
+  DATABASE_URL: database.url,
+  REDIS_URL: redis.url,
+  QUEUE_PREFIX: redis.prefix,
+  CHAIN_ID: undefined,
+  RPC_WS_URL: undefined,
+  METRICS_PORT: undefined,
+  PORT: "0",
+  LOG_LEVEL: "info",
+});
+
+beforeAll(async () => {
+  [devnet, database] = await Promise.all([
+    startScenarioDevnet({ events: 10, seed: "stop-at-start" }),
+    createScratchDatabase("stop_at_start"),
+  ]);
+});
+
+afterAll(async () => {
+  await devnet?.stop();
+  await database?.drop();
+  await redis.clean();
+});
+
+describe("SIGTERM right after a long-running command's first line", () => {
+  const cases = [
+    ["follow", /"msg":"following"/],
+    ["worker", /"msg":"worker taking chunk jobs"/],
+    ["api", /"msg":"listening"/],
+  ] as const;
+  for (const [command, started] of cases) {
+    test(`\`${command}\` exits 0`, async () => {
+      const process = startCommand(["scripts/cli.ts", command], settings());
+      try {
+        await process.waitForLine(started, 60_000);
+      } finally {
+        const code = await process.stop();
+        expect({ command, code }).toEqual({ command, code: 0 });
+      }
+      expect(process.lines.join("\n")).toContain("stopping: finishing current work");
+    }, 90_000);
+  }
+});
