@@ -324,5 +324,6 @@ describe("stakes read at a later block of their chunk", () => {
     } finally {
       await proxy.stop();
     }
-  });
+    // Mining 2,000 blocks takes most of the default 5 s on a loaded machine.
+  }, 60_000);
 });
