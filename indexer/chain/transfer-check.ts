@@ -71,7 +71,7 @@ export async function checkStakerTransfersLogged(
  * The Transfer logs of the staker's tokens into and out of it in [from, to]. One filter for every
  * Transfer of the five contracts, each through the governor's spans, kept here when the staker
  * is their sender or recipient: a filter cannot say "from or to", so the two directions used to
- * be two queries a span. Under a provider's per-call budget the third query was a third of the
+ * be two queries a span. Under a provider's per-call budget the second one cost a third of the
  * backfill's log fetches (the mainnet-shaped bench: 603 -> 402 eth_getLogs); the price is the
  * answer's size, every Transfer of those tokens (trades, mints of claimed BYTES), not only the
  * staker's. It stays a request of its own, apart from the staker's logs: one answer holding
