@@ -76,7 +76,8 @@ async function measure(label: string, events: number, transactionsPerBlock: numb
           `  ${delayMs} ms latency, ${dense ? "bloom check (every header)" : "transfer check"}: ${ms} ms, ${httpRequests} HTTP requests, ${JSON.stringify(callsByMethod)}, ${write.harmlessSuspects} asked again`,
         );
       }
-      // The check alone: its two eth_getLogs and the matching, given the staker's logs.
+      // The check alone: its eth_getLogs (every Transfer of the five tokens) and the matching,
+      // given the staker's logs.
       const { deps } = indexer;
       const stakerLogs = await fetchStakerLogs(
         deps.logClient,
@@ -102,7 +103,7 @@ async function measure(label: string, events: number, transactionsPerBlock: numb
       );
       const ms = Math.round(performance.now() - started);
       console.log(
-        `  ${delayMs} ms latency, the transfer check alone: ${ms} ms, ${proxy.tally().httpRequests} HTTP requests, ${transfers.length} Transfers matched, ${harmless} asked again`,
+        `  ${delayMs} ms latency, the transfer check alone: ${ms} ms, ${proxy.tally().httpRequests} HTTP requests, ${transfers.length} Transfers matched (the staker's), ${harmless} asked again`,
       );
       await indexer.close();
       await proxy.stop();

@@ -55,6 +55,10 @@ export type ProviderNodeStats = {
   /** The most calls that arrived within any one second. */
   peakCallsPerSecond: number;
   refusedLogRanges: number;
+  /** Logs in eth_getLogs answers (what the answers cost in size, beside their count). */
+  logsAnswered: number;
+  /** State reads (eth_call, eth_getCode, …) by how they named their block (EIP-1898 or not). */
+  stateReadsBy: { hash: number; number: number; tag: number };
   resetConnections: number;
   prunedReads: number;
 };
@@ -72,6 +76,14 @@ const STATE_READS: Record<string, number> = {
   eth_getProof: 2,
 };
 
+/** How a read names its block: by hash (EIP-1898's object), by number, or by a tag. */
+function namedBy(block: unknown): "hash" | "number" | "tag" {
+  if (block && typeof block === "object") {
+    return "blockHash" in block ? "hash" : "number";
+  }
+  return typeof block === "string" && /^0x[0-9a-f]+$/i.test(block) ? "number" : "tag";
+}
+
 export function startProviderNode(upstream: string, options: ProviderNodeOptions) {
   const random = new SeededRandom(options.seed ?? "provider");
   const stats: ProviderNodeStats = {
@@ -81,6 +93,8 @@ export function startProviderNode(upstream: string, options: ProviderNodeOptions
     callsOverBudget: 0,
     peakCallsPerSecond: 0,
     refusedLogRanges: 0,
+    logsAnswered: 0,
+    stateReadsBy: { hash: 0, number: 0, tag: 0 },
     resetConnections: 0,
     prunedReads: 0,
   };
@@ -211,16 +225,13 @@ export function startProviderNode(upstream: string, options: ProviderNodeOptions
   };
   /** A log answer over the result cap becomes a refusal naming where the cap is reached. */
   const refuseAfter = async (call: RpcCall, answer: RpcAnswer): Promise<RpcAnswer> => {
+    if (call.method !== "eth_getLogs" || !Array.isArray(answer.result)) return answer;
+    const logs = answer.result as { blockNumber: string }[];
     const maxResults = options.logs?.maxResults;
-    if (
-      call.method !== "eth_getLogs" ||
-      maxResults === undefined ||
-      !Array.isArray(answer.result)
-    ) {
+    if (maxResults === undefined || logs.length <= maxResults) {
+      stats.logsAnswered += logs.length;
       return answer;
     }
-    const logs = answer.result as { blockNumber: string }[];
-    if (logs.length <= maxResults) return answer;
     const filter = call.params?.[0] as { fromBlock?: string; toBlock?: string };
     const from = (await blockOf(filter.fromBlock)) ?? 0n;
     const to = (await blockOf(filter.toBlock)) ?? from;
@@ -287,6 +298,9 @@ export function startProviderNode(upstream: string, options: ProviderNodeOptions
       stats.calls += calls.length;
       for (const call of calls) {
         stats.callsByMethod[call.method] = (stats.callsByMethod[call.method] ?? 0) + 1;
+        const blockParameter = STATE_READS[call.method];
+        if (blockParameter !== undefined)
+          stats.stateReadsBy[namedBy(call.params?.[blockParameter])]++;
       }
       countArrival(calls.length);
       if (!spend(calls.length)) {
@@ -321,7 +335,11 @@ export function startProviderNode(upstream: string, options: ProviderNodeOptions
 
   return {
     url: `http://127.0.0.1:${server.port}`,
-    stats: (): ProviderNodeStats => ({ ...stats, callsByMethod: { ...stats.callsByMethod } }),
+    stats: (): ProviderNodeStats => ({
+      ...stats,
+      callsByMethod: { ...stats.callsByMethod },
+      stateReadsBy: { ...stats.stateReadsBy },
+    }),
     stop: () => server.stop(true),
   };
 }

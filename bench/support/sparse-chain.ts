@@ -14,6 +14,10 @@
  *   renumbers what comes back; receipts and transactions are renumbered the same way.
  * - eth_blockNumber, and the latest, safe and finalized tags, are the sparse head: the last real
  *   block's number plus `tailBlocks`.
+ * - A block hash it never gave out is refused in anvil's words, as a node that does not hold
+ *   the block refuses it (-32001 "Resource not found" for a read, "unknown block" for logs): an
+ *   answer instead would tell the indexer's EIP-1898 probe that this node ignores block hashes,
+ *   and every read would go by number, unlike on mainnet.
  *
  * Synthesized blocks keep their real block's timestamp (a real chain's grow by 12 s a block):
  * the indexer never reads the time of an empty block, and the staker's views run at real ones.
@@ -52,6 +56,9 @@ const RENUMBERED = new Set([
   "trace_transaction",
   "debug_traceTransaction",
 ]);
+/** anvil's answers for a block hash it does not hold. */
+const RESOURCE_NOT_FOUND = { code: -32001, message: "Resource not found" };
+const UNKNOWN_BLOCK = { code: -32000, message: "unknown block" };
 const EMPTY_TRIE = "0x56e81f171bcc55a6ff8345e692c0f86e5b48e01b996cadc001622fb5e363b421";
 const EMPTY_BLOOM = `0x${"00".repeat(256)}`;
 
@@ -183,7 +190,10 @@ export async function startSparseChain(upstream: string, options: SparseChainOpt
     return out;
   };
 
-  type Plan = { answer: unknown } | { forward: RpcCall; fix: (result: unknown) => unknown };
+  type Plan =
+    | { answer: unknown }
+    | { error: { code: number; message: string } }
+    | { forward: RpcCall; fix: (result: unknown) => unknown };
   const plan = (call: RpcCall): Plan => {
     const params = call.params ?? [];
     switch (call.method) {
@@ -213,7 +223,7 @@ export async function startSparseChain(upstream: string, options: SparseChainOpt
         let to: bigint;
         if (typeof filter.blockHash === "string") {
           const n = hashes.get(filter.blockHash.toLowerCase());
-          if (n === undefined) return { answer: [] };
+          if (n === undefined) return { error: UNKNOWN_BLOCK };
           from = n;
           to = n;
         } else {
@@ -236,7 +246,7 @@ export async function startSparseChain(upstream: string, options: SparseChainOpt
     const blockIndex = STATE_READS[call.method];
     if (blockIndex !== undefined) {
       const n = sparseNumber(params[blockIndex]);
-      if (n === undefined) return { answer: null };
+      if (n === undefined) return { error: RESOURCE_NOT_FOUND };
       const real = numberToHex(realAtOrBefore(n < sparseHead ? n : sparseHead));
       const moved = [...params];
       while (moved.length <= blockIndex) moved.push(undefined);
@@ -256,6 +266,7 @@ export async function startSparseChain(upstream: string, options: SparseChainOpt
     return plans.map((p, index) => {
       const id = calls[index]!.id;
       if ("answer" in p) return { jsonrpc: "2.0", id, result: p.answer };
+      if ("error" in p) return { jsonrpc: "2.0", id, error: p.error };
       const answer = byIndex.get(index);
       if (!answer) return { jsonrpc: "2.0", id, error: { code: -32603, message: "no answer" } };
       if (answer.error !== undefined) return { jsonrpc: "2.0", id, error: answer.error };

@@ -214,7 +214,7 @@ async function stakeFacts(
   },
 ): Promise<CitizenStakeRow[]> {
   const memo = new ViewMemo(deps.client);
-  const blocks = readBlocks(chunk.stakeEvents, chunk.contexts);
+  const blocks = readBlocks(chunk.stakeEvents, pinnableContexts(chunk.contexts, chunk.blockHashes));
   const stakes = chunk.stakeEvents.map((event, i) => ({
     event,
     context: chunk.contexts[i]!,
@@ -282,6 +282,34 @@ async function stakeFacts(
       }
     }),
   );
+}
+
+/**
+ * The contexts with each stake held only through the last block, at or before its real end, whose
+ * hash the fetch knows (a log's block or a header read), so its later read can name its block by
+ * hash (block-pin.ts). The block before a withdraw often holds no staker log: read there, it
+ * went by number. The stake's own block is always known, so every interval keeps a block.
+ */
+function pinnableContexts(
+  contexts: readonly StakeContext[],
+  blockHashes: Map<bigint, string>,
+): StakeContext[] {
+  const known = [...blockHashes.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  return contexts.map((context) => {
+    const at = lastAtOrBelow(known, context.heldThrough);
+    return at === undefined ? context : { ...context, heldThrough: at };
+  });
+}
+
+function lastAtOrBelow(sorted: readonly bigint[], limit: bigint): bigint | undefined {
+  let low = 0;
+  let high = sorted.length;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if (sorted[middle]! <= limit) low = middle + 1;
+    else high = middle;
+  }
+  return low === 0 ? undefined : sorted[low - 1];
 }
 
 /**

@@ -153,7 +153,15 @@ describe("benchmarks in smoke size", () => {
     const report = await runSmoke("mainnet");
     expectReport(report, ["dense_over_limit", "sparse_over_limit"]);
     type Side = {
-      backfill: { events: number; blocks: number; rpc: { calls: number; callsOverBudget: number } };
+      backfill: {
+        events: number;
+        blocks: number;
+        rpc: {
+          calls: number;
+          callsOverBudget: number;
+          stateReadsBy: { hash: number; number: number; tag: number };
+        };
+      };
       limit: { events: number };
     };
     const { dense, sparse } = report.raw as { dense: Side; sparse: Side };
@@ -165,6 +173,10 @@ describe("benchmarks in smoke size", () => {
     expect(sparse.backfill.rpc.callsOverBudget).toBe(0);
     expect(dense.backfill.rpc.callsOverBudget).toBe(0);
     expect(sparse.backfill.rpc.calls).toBeGreaterThan(0);
+    // Every read names its block by hash on the sparse chain too, as on a mainnet node: one
+    // that answered a hash it never gave out would have the indexer read by number.
+    expect(sparse.backfill.rpc.stateReadsBy.hash).toBeGreaterThan(0);
+    expect(sparse.backfill.rpc.stateReadsBy.number).toBe(0);
   }, 120_000);
 
   test("the lag bench completes and reports p95 against the target", async () => {

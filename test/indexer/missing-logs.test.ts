@@ -20,6 +20,9 @@ import { stakingActions } from "../support/staking.ts";
 const SENDER: Address = "0x00000000000000000000000000000000000c4a21";
 /** The wallet whose block's answer keeps one Stake and drops the other. */
 const PARTIAL: Address = "0x00000000000000000000000000000000000c4a22";
+/** A wallet trading the staker's tokens with another, never with the staker. */
+const TRADER: Address = "0x00000000000000000000000000000000000c4a23";
+const BUYER: Address = "0x00000000000000000000000000000000000c4a24";
 
 describe("a getLogs answer that leaves out one block's staker logs", () => {
   let devnet: ScenarioDevnet;
@@ -36,11 +39,13 @@ describe("a getLogs answer that leaves out one block's staker logs", () => {
     stakerLogs = parseEventLogs({ abi: mainnetStakerAbi, logs: raw });
   });
 
+  // Five indexers' databases and Redis prefixes to remove, and the devnet: more than the
+  // default 5 s on a loaded machine.
   afterAll(async () => {
     for (const harness of harnesses) await harness.cleanup();
     for (const node of nodes) node.stop();
     await devnet?.stop();
-  });
+  }, 60_000);
 
   /** The last block holding a citizen Stake: the one whose logs the node leaves out. */
   const lastCitizenStakeBlock = () => {
@@ -205,6 +210,50 @@ describe("a getLogs answer that leaves out one block's staker logs", () => {
     harnesses.push(indexed);
     expect(await eventsStoredAt(indexed, block)).toBe(inBlock.length);
     expect(await indexed.mismatches([SENDER.toLowerCase()])).toEqual([]);
+  });
+
+  test("on the chunk path, the staker's tokens moving between other wallets raise no suspect", async () => {
+    const actions = stakingActions(devnet.client, devnet.deployment);
+    const { s1Citizen, bytes } = devnet.deployment.addresses;
+    const [sold, staked] = [70_021n, 70_022n];
+    // Mints (Transfers from the zero address), a sale of a citizen and a BYTES payment between
+    // two wallets, and a stake: the check's one query answers every Transfer of the staker's
+    // tokens, and only the stake's escrow is the staker's.
+    await actions.wallet(TRADER);
+    const first = await actions.mine([
+      actions.mintS1(TRADER, sold),
+      actions.mintS1(TRADER, staked),
+    ]);
+    await actions.mine([
+      {
+        from: TRADER,
+        to: s1Citizen,
+        data: encodeFunctionData({
+          abi: s1CitizenAbi,
+          functionName: "transferFrom",
+          args: [TRADER, BUYER, sold],
+        }),
+        gas: "0x16e360",
+      },
+      {
+        from: TRADER,
+        to: bytes,
+        data: encodeFunctionData({
+          abi: bytesTokenAbi,
+          functionName: "transfer",
+          args: [BUYER, parseEther("3")],
+        }),
+        gas: "0x16e360",
+      },
+    ]);
+    await actions.mine([actions.stake(TRADER, 1, staked)]);
+    const last = await actions.mine([]);
+    const fetcher = await startDevnetIndexer(devnet, "missing-logs-trades");
+    harnesses.push(fetcher);
+
+    const write = await fetchRange(fetcher.indexer.deps, { from: first, to: last });
+    expect(write.harmlessSuspects).toBe(0);
+    expect(write.stakes.map((stake) => stake.citizenId)).toEqual([staked]);
   });
 
   test("on the follower's block-by-block path, the stake is indexed anyway", async () => {
