@@ -148,7 +148,7 @@ export function createApp({
     )
     .onStop(() => Promise.all([limiter.close(), usage.close()]))
     .use(accessLog(log))
-    .use(metricsModule({ db, cache, chainHead }))
+    .use(metricsModule({ db, reads, cache, chainHead }))
     .use(docsModule())
     .onError(async ({ code, error, request, set }) => {
       let problem = toProblem(code, error, request.method);

@@ -11,6 +11,8 @@ import { SQL } from "bun";
 import { APPLICATION_NAME } from "../db/client.ts";
 
 export interface Reads {
+  /** Connections the pool may open (DB_POOL_SIZE, like postgres.js's pool beside it). */
+  readonly max: number;
   /** Runs one parameterised select as a prepared statement; each row an array of values. */
   values(text: string, params: unknown[]): Promise<unknown[][]>;
   close(): Promise<void>;
@@ -33,6 +35,7 @@ export function openReads(url: string, { max, connectTimeout }: ReadsOptions): R
     connection: { application_name: APPLICATION_NAME },
   });
   return {
+    max,
     values: (text, params) => sql.unsafe(text, params).values() as Promise<unknown[][]>,
     close: () => sql.close({ timeout: 5 }),
   };

@@ -46,7 +46,8 @@ describe("GET /metrics", () => {
     ).toBe(1);
     expect(text).not.toContain("/s1/7");
     expect(sample(text, `citizen_staking_api_request_duration_seconds_count{${route}}`)).toBe(3);
-    expect(sample(text, "citizen_staking_db_pool_max_connections")).toBe(4);
+    expect(sample(text, 'citizen_staking_db_pool_max_connections{pool="main"}')).toBe(4);
+    expect(sample(text, 'citizen_staking_db_pool_max_connections{pool="reads"}')).toBe(4);
     expect(sample(text, 'citizen_staking_api_cache_lookups_total{result="hit"}')).toBeGreaterThan(
       0,
     );

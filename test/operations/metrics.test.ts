@@ -106,7 +106,8 @@ describe("metrics", () => {
       );
 
       expect(apiText).toBeDefined();
-      expect(sample(apiText!, "citizen_staking_db_pool_max_connections")).toBe(3);
+      expect(sample(apiText!, 'citizen_staking_db_pool_max_connections{pool="main"}')).toBe(3);
+      expect(sample(apiText!, 'citizen_staking_db_pool_max_connections{pool="reads"}')).toBe(3);
       expect(apiText).toMatch(
         /citizen_staking_api_requests_total\{method="GET",route="\/readyz",status="(200|503)"\} [1-9]/,
       );

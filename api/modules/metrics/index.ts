@@ -13,6 +13,7 @@ import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { Database } from "../../../db/client.ts";
 import { indexerCheckpoints } from "../../../db/schema.ts";
 import { withTimeout } from "../../../lib/with-timeout.ts";
+import type { Reads } from "../../reads.ts";
 import type { ResponseCache } from "../../response-cache.ts";
 
 const PREFIX = "citizen_staking_";
@@ -22,12 +23,14 @@ export const CHAIN_READ_TIMEOUT_MS = 2_000;
 
 export interface MetricsDependencies {
   db: Database;
+  /** The hot reads' pool (api/reads.ts), beside postgres.js's. */
+  reads: Pick<Reads, "max">;
   cache: ResponseCache;
   /** The node's head (the one /readyz asks); without it the head, lag and node_up are absent. */
   chainHead?: () => Promise<bigint>;
 }
 
-export function metricsModule({ db, cache, chainHead }: MetricsDependencies) {
+export function metricsModule({ db, reads, cache, chainHead }: MetricsDependencies) {
   const registry = new Registry();
   const registers = [registry];
   const readChain = chainGauges({ db, chainHead, registers });
@@ -44,13 +47,16 @@ export function metricsModule({ db, cache, chainHead }: MetricsDependencies) {
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers,
   });
-  new Gauge({
+  const poolMax = new Gauge({
     name: `${PREFIX}db_pool_max_connections`,
-    help: "Connections this process's Postgres pool may open (DB_POOL_SIZE)",
+    help: "Connections each of this process's Postgres pools may open (DB_POOL_SIZE each): reads (the hot reads, Bun's client), main (postgres.js: tokens, LISTEN, the rest)",
+    labelNames: ["pool"],
     registers,
-  }).set(db.$client.options.max);
-  // postgres.js does not publish its pool's state, so Postgres says what this pool's
-  // connections are doing (the pool names itself by process: see db/client.ts).
+  });
+  poolMax.set({ pool: "reads" }, reads.max);
+  poolMax.set({ pool: "main" }, db.$client.options.max);
+  // Neither driver publishes its pool's state, so Postgres says what this process's
+  // connections are doing (both pools name themselves by process: see db/client.ts).
   new Gauge({
     name: `${PREFIX}db_pool_connections`,
     help: "Open connections of this process's pool, by state as Postgres sees them (active, idle, ...)",
