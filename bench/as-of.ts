@@ -11,7 +11,10 @@
  * random existing pairs and wallets, now and as of random blocks, alternating for --rounds rounds.
  *
  * `bun bench/as-of.ts [--events 1000000] [--citizens events/100] [--at 10000,100000,1000000]
- *   [--chunk 10000] [--requests 400] [--rounds 3]`
+ *   [--chunk 10000] [--requests 400] [--rounds 3] [--vacuum]`
+ *
+ * --vacuum vacuums between chunks (untimed) the tables autovacuum would: for a server with
+ * autovacuum off, where the dead versions of rewritten rows otherwise pile up with the history.
  */
 import os from "node:os";
 import { sql } from "drizzle-orm";
@@ -20,7 +23,7 @@ import { createDatabase } from "../db/client.ts";
 import { createScratchDatabase } from "../scratch/database.ts";
 import { numberList, readFlags, runMain, wholeNumber } from "./support/flags.ts";
 import { log, percentile, round, table } from "./support/report.ts";
-import { defaultCitizens, writeHistory } from "./support/synthetic-history.ts";
+import { autovacuumIsOn, defaultCitizens, writeHistory } from "./support/synthetic-history.ts";
 
 async function samples(db: ReturnType<typeof createDatabase>["db"], n: number, indexed: number) {
   const now = await db.execute<{ season: number; citizen_id: string; staker: string }>(
@@ -128,6 +131,7 @@ runMain(async () => {
     at: { type: "string", default: "10000,100000,1000000" },
     chunk: { type: "string", default: "10000" },
     citizens: { type: "string" },
+    vacuum: { type: "boolean", default: false },
     requests: { type: "string", default: "400" },
     rounds: { type: "string", default: "3" },
   });
@@ -148,6 +152,9 @@ runMain(async () => {
         .map((l) => round(l, 1))
         .join(" ")})`,
     );
+    log(
+      `autovacuum ${(await autovacuumIsOn(db)) ? "on" : "off"} on this server; ${flags.vacuum ? "vacuuming between chunks (untimed) where autovacuum would" : "no vacuum between chunks"}`,
+    );
     const writes: string[][] = [];
     const answers: string[][] = [];
     await writeHistory(db, {
@@ -155,6 +162,7 @@ runMain(async () => {
       citizens,
       chunkEvents,
       at,
+      vacuum: flags.vacuum === true,
       onPoint: async (point) => {
         writes.push([`${point.storedEvents}`, `${point.chunkWriteMs}`, `${point.load1m}`]);
         log(`${point.storedEvents} events stored: chunk write ${point.chunkWriteMs} ms`);

@@ -21,7 +21,9 @@
  *
  * `bun bench/backfill.ts [--events 20000,100000] [--workers 1,2,4] [--latency-ms 40]
  *   [--latency-workers 1] [--chunk-size 4] [--concurrency 4] [--phases] [--cpu-prof]
- *   [--history-at 10000,100000,1000000] [--no-history] [--smoke]`
+ *   [--history-at 10000,100000,1000000] [--history-vacuum] [--no-history] [--smoke]`
+ *
+ * --history-vacuum: as bench/as-of.ts's --vacuum (for a server with autovacuum off).
  */
 import { readFile } from "node:fs/promises";
 import { Readable } from "node:stream";
@@ -634,7 +636,7 @@ async function measureSize(settings: SizeSettings): Promise<SizeRun> {
 const HISTORY_CHUNK_EVENTS = 10_000;
 const HISTORY_CITIZENS = 10_000;
 
-async function measureHistory(at: number[]): Promise<ChunkWritePoint[]> {
+async function measureHistory(at: number[], vacuum: boolean): Promise<ChunkWritePoint[]> {
   const database = await createScratchDatabase("bench_history");
   const { db, close } = createDatabase(database.url, { max: 1 });
   try {
@@ -643,6 +645,7 @@ async function measureHistory(at: number[]): Promise<ChunkWritePoint[]> {
       citizens: HISTORY_CITIZENS,
       chunkEvents: HISTORY_CHUNK_EVENTS,
       at,
+      vacuum,
       onPoint: async (point) =>
         log(`  ${point.storedEvents} events stored: chunk write ${point.chunkWriteMs} ms`),
     });
@@ -665,6 +668,7 @@ async function main() {
     phases: { type: "boolean", default: false },
     "history-at": { type: "string" },
     "no-history": { type: "boolean", default: false },
+    "history-vacuum": { type: "boolean", default: false },
     smoke: { type: "boolean", default: false },
   });
   const smoke = flags.smoke === true;
@@ -704,7 +708,7 @@ async function main() {
     log(
       `chunk write time against stored history: chunks of ${HISTORY_CHUNK_EVENTS} events over ${HISTORY_CITIZENS} citizens`,
     );
-    history = await measureHistory(historyAt);
+    history = await measureHistory(historyAt, flags["history-vacuum"] === true);
   }
   for (const run of runs) console.log(`\n${runTable(run)}`);
   console.log(`\n${summaryTable(runs)}`);
@@ -731,6 +735,7 @@ async function main() {
       latencyMs,
       latencyWorkers,
       historyAt,
+      historyVacuum: flags["history-vacuum"] === true,
     },
     raw: { targets: TARGETS, sizes: runs, summary: summarize(runs), history },
     ratios: ratiosOf(runs),
