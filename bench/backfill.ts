@@ -15,8 +15,15 @@
  * eth_calls, calls by method), their CPU per event and each worker's peak RSS. Targets (issue 12)
  * are printed beside the figures, never asserted.
  *
+ * Then the chunk write time against the history already stored (issue 22): a synthetic history
+ * (bench/support/synthetic-history.ts, the one bench/as-of.ts writes) written in worst-case
+ * chunks of 10,000 events touching 10,000 citizens, timed at each --history-at point.
+ *
  * `bun bench/backfill.ts [--events 20000,100000] [--workers 1,2,4] [--latency-ms 40]
- *   [--latency-workers 1] [--chunk-size 4] [--concurrency 4] [--phases] [--cpu-prof] [--smoke]`
+ *   [--latency-workers 1] [--chunk-size 4] [--concurrency 4] [--phases] [--cpu-prof]
+ *   [--history-at 10000,100000,1000000] [--history-vacuum] [--no-history] [--smoke]`
+ *
+ * --history-vacuum: as bench/as-of.ts's --vacuum (for a server with autovacuum off).
  */
 import { readFile } from "node:fs/promises";
 import { Readable } from "node:stream";
@@ -25,6 +32,7 @@ import postgres from "postgres";
 import { type Address, encodeFunctionData, getAbiItem, toEventSelector } from "viem";
 import { mainnetStakerAbi as stakerAbi } from "../contracts/generated/MainnetStaker.ts";
 import { staticCallBatchAbi } from "../contracts/generated/StaticCallBatch.ts";
+import { createDatabase } from "../db/client.ts";
 import { identityAbi, s1CitizenAbi, s2CitizenAbi, vaultAbi } from "../indexer/chain/token-abis.ts";
 import { createIndexer } from "../indexer/indexer.ts";
 import { fetchRange } from "../indexer/jobs/fetch-range.ts";
@@ -45,9 +53,10 @@ import type {
 import { ratiosOf, runTable, summarize, summaryTable, TARGETS } from "./support/backfill-tables.ts";
 import { numberList, readFlags, runMain, wholeNumber } from "./support/flags.ts";
 import { type Child, coresBetween, cpuByRole, peakRssOf, spawnBun } from "./support/processes.ts";
-import { log, percentile, round, writeReport } from "./support/report.ts";
+import { log, percentile, round, table, writeReport } from "./support/report.ts";
 import { type RpcProxy, type RpcTally, startRpcProxy } from "./support/rpc-proxy.ts";
 import { type CachedScenario, defaultWallets, loadScenario } from "./support/scenario-cache.ts";
+import { type ChunkWritePoint, writeHistory } from "./support/synthetic-history.ts";
 import { functionNames } from "./support/view-calls.ts";
 
 export class BackfillStalled extends Error {
@@ -623,6 +632,29 @@ async function measureSize(settings: SizeSettings): Promise<SizeRun> {
   }
 }
 
+/** Worst-case chunks (every chunk's 10,000 events touch all 10,000 citizens) against history. */
+const HISTORY_CHUNK_EVENTS = 10_000;
+const HISTORY_CITIZENS = 10_000;
+
+async function measureHistory(at: number[], vacuum: boolean): Promise<ChunkWritePoint[]> {
+  const database = await createScratchDatabase("bench_history");
+  const { db, close } = createDatabase(database.url, { max: 1 });
+  try {
+    return await writeHistory(db, {
+      events: Math.max(...at),
+      citizens: HISTORY_CITIZENS,
+      chunkEvents: HISTORY_CHUNK_EVENTS,
+      at,
+      vacuum,
+      onPoint: async (point) =>
+        log(`  ${point.storedEvents} events stored: chunk write ${point.chunkWriteMs} ms`),
+    });
+  } finally {
+    await close();
+    await database.drop();
+  }
+}
+
 async function main() {
   const flags = readFlags({
     events: { type: "string" },
@@ -634,6 +666,9 @@ async function main() {
     "chunk-size": { type: "string", default: "4" },
     "cpu-prof": { type: "boolean", default: false },
     phases: { type: "boolean", default: false },
+    "history-at": { type: "string" },
+    "no-history": { type: "boolean", default: false },
+    "history-vacuum": { type: "boolean", default: false },
     smoke: { type: "boolean", default: false },
   });
   const smoke = flags.smoke === true;
@@ -643,6 +678,10 @@ async function main() {
   const latencyWorkers = wholeNumber("latency-workers", flags["latency-workers"]);
   const concurrency = wholeNumber("concurrency", flags.concurrency);
   const chunkSize = wholeNumber("chunk-size", flags["chunk-size"]);
+  const historyAt =
+    flags["no-history"] === true
+      ? []
+      : numberList("history-at", flags["history-at"] ?? (smoke ? "10000" : "10000,100000,1000000"));
   const startedAt = new Date().toISOString();
 
   const runs: SizeRun[] = [];
@@ -664,8 +703,25 @@ async function main() {
       }),
     );
   }
+  let history: ChunkWritePoint[] = [];
+  if (historyAt.length > 0) {
+    log(
+      `chunk write time against stored history: chunks of ${HISTORY_CHUNK_EVENTS} events over ${HISTORY_CITIZENS} citizens`,
+    );
+    history = await measureHistory(historyAt, flags["history-vacuum"] === true);
+  }
   for (const run of runs) console.log(`\n${runTable(run)}`);
   console.log(`\n${summaryTable(runs)}`);
+  if (history.length > 0) {
+    console.log(
+      `\nchunk write (${HISTORY_CHUNK_EVENTS} events, ${HISTORY_CITIZENS} citizens touched; median of the last 3 chunks)\n${table(
+        [
+          ["stored events", "chunk write ms", "load 1m"],
+          ...history.map((point) => [point.storedEvents, point.chunkWriteMs, point.load1m]),
+        ],
+      )}`,
+    );
+  }
   const path = await writeReport({
     name: "backfill",
     smoke,
@@ -678,8 +734,10 @@ async function main() {
       workerCounts,
       latencyMs,
       latencyWorkers,
+      historyAt,
+      historyVacuum: flags["history-vacuum"] === true,
     },
-    raw: { targets: TARGETS, sizes: runs, summary: summarize(runs) },
+    raw: { targets: TARGETS, sizes: runs, summary: summarize(runs), history },
     ratios: ratiosOf(runs),
     notes: [],
   });

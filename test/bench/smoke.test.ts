@@ -147,6 +147,10 @@ describe("benchmarks in smoke size", () => {
       expect(path.roundsEventsPerSecond.length).toBeGreaterThan(1);
       expect(path.eventsPerSecond).toBe(Math.max(...path.roundsEventsPerSecond));
     }
+    // The chunk write time against stored history, at the smoke's one point.
+    const history = report.raw.history as { storedEvents: number; chunkWriteMs: number }[];
+    expect(history.map((point) => point.storedEvents)).toEqual([10_000]);
+    expect(history[0]!.chunkWriteMs).toBeGreaterThan(0);
   }, 300_000);
 
   test("the mainnet-shaped bench indexes the sparse chain through the provider within its budget, beside the dense one", async () => {
