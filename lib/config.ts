@@ -214,10 +214,12 @@ function load() {
       host: text("HOST", "127.0.0.1"),
       port: integer("PORT", 3000),
       /**
-       * Connections of the API's read pool (and at most as many for the rest). Four beat one on
-       * the shared 2-core host, for throughput and tail alike (bench/api.ts measures both).
+       * Connections of the API's read pool (and at most as many for the rest). One connection
+       * pipelines every query: on a quiet 2-core host one made 23.6k req/s against 14.9k with
+       * four (bench/api.ts runs both); four won only while other work crowded the cores. Raise it
+       * with the database host's cores.
        */
-      poolSize: integer("DB_POOL_SIZE", 4, 1),
+      poolSize: integer("DB_POOL_SIZE", 1, 1),
       /** Responses each API instance keeps for the current data version; 0 turns it off. */
       responseCacheEntries: integer("RESPONSE_CACHE_ENTRIES", 10_000),
       /** Origins a browser dashboard may call the API from; CORS is off when empty. */
