@@ -55,29 +55,32 @@ function fieldPaths(fields: Record<string, unknown>, prefix: string[] = []): str
   });
 }
 
-/** Builds rows from the driver's value arrays along the select's field paths. */
-function rowBuilder(columns: string[][]) {
-  return (values: unknown[]) => {
-    const row: Record<string, unknown> = {};
-    let nested: Record<string, unknown> | null = null;
-    let nestedKey = "";
-    for (let index = 0; index < columns.length; index++) {
-      const path = columns[index]!;
-      const value = values[index] ?? null;
-      if (path.length === 1) {
-        row[path[0]!] = value;
-        continue;
-      }
-      // A nested object's columns are contiguous: its first column decides whether it is null.
-      if (path[0] !== nestedKey) {
-        nestedKey = path[0]!;
-        nested = value === null ? null : {};
-        row[nestedKey] = nested;
-      }
-      if (nested !== null) nested[path[1]!] = value;
+/**
+ * Builds rows from the driver's value arrays along the select's field paths, as one generated
+ * function of object literals: the shape is fixed per statement, and a literal costs a tenth of
+ * filling an object key by key (about 1 µs a row of 35 columns, measured; a listing page reads
+ * up to 101 rows). The keys are our own schema's field names, each written as a JSON string.
+ */
+function rowBuilder(columns: string[][]): (values: unknown[]) => Record<string, unknown> {
+  const members: string[] = [];
+  for (let index = 0; index < columns.length; index++) {
+    const [key, nestedKey] = columns[index]!;
+    if (nestedKey === undefined) {
+      members.push(`${JSON.stringify(key)}: v[${index}] ?? null`);
+      continue;
     }
-    return row;
-  };
+    // A nested object's columns are contiguous: its first column decides whether it is null.
+    let end = index;
+    while (columns[end + 1]?.[0] === key && columns[end + 1]?.length === 2) end++;
+    const inner = columns
+      .slice(index, end + 1)
+      .map(([, name], offset) => `${JSON.stringify(name)}: v[${index + offset}] ?? null`);
+    members.push(`${JSON.stringify(key)}: v[${index}] == null ? null : { ${inner.join(", ")} }`);
+    index = end;
+  }
+  return new Function("v", `return { ${members.join(", ")} };`) as (
+    values: unknown[],
+  ) => Record<string, unknown>;
 }
 
 export function rawStatement<Row>(reads: Reads, query: Select<Row>) {
