@@ -25,12 +25,14 @@ const SCHEME = "bearer";
  * Tokens are taken from this header only, never a query string (URLs get logged).
  */
 export function readBearerToken(header: string | undefined): string {
-  const scheme = header?.split(" ", 1)[0];
-  if (header === undefined || scheme?.toLowerCase() !== SCHEME) {
+  // The scheme runs to the first space (or the end); sliced, not split: every request pays this.
+  const space = header?.indexOf(" ") ?? -1;
+  const scheme = space === -1 ? header : header?.slice(0, space);
+  if (header === undefined || scheme?.length !== SCHEME.length || scheme.toLowerCase() !== SCHEME) {
     throw new Unauthorized("send Authorization: Bearer <token>", false);
   }
   const token = header.slice(SCHEME.length + 1);
-  if (header[SCHEME.length] !== " " || !TOKEN_SHAPE.test(token)) {
+  if (space !== SCHEME.length || !TOKEN_SHAPE.test(token)) {
     throw new Unauthorized('the Authorization header is not "Bearer <token>"', true);
   }
   return token;
