@@ -72,6 +72,17 @@ describe("conditional requests", () => {
     expect(missing.status).toBe(404);
   });
 
+  test("leading zeros name the same citizen: same body and ETag, and a 404 names the id without them", async () => {
+    const plain = await get(single);
+    const padded = await get(`/v1/staking/citizens/s1/0005?address=${STAKER}`);
+    expect(padded.status).toBe(200);
+    expect(padded.headers.get("etag")).toBe(plain.headers.get("etag"));
+    expect(await padded.text()).toBe(await plain.text());
+    const missing = await get(`/v1/staking/citizens/s1/006?address=${STAKER}`);
+    expect(missing.status).toBe(404);
+    expect((await missing.json()).detail).toContain("s1 citizen 6 is not staked");
+  });
+
   test("ETags differ between resources at the same block", async () => {
     const a = (await get(single)).headers.get("etag");
     const b = (await get(listing)).headers.get("etag");

@@ -9,8 +9,14 @@ import type { Order, Sort } from "./model.ts";
 
 const UINT256_MAX = 2n ** 256n - 1n;
 
+/** Decimal digits of a uint256; below 78 digits every number fits, so only 78 are compared. */
 export function isUint256(value: string): boolean {
-  return /^[0-9]{1,78}$/.test(value) && BigInt(value) <= UINT256_MAX;
+  return /^[0-9]{1,78}$/.test(value) && (value.length < 78 || BigInt(value) <= UINT256_MAX);
+}
+
+/** The canonical digits of a uint256 given as digits: "007" and "7" name one citizen. */
+export function canonicalDigits(value: string): string {
+  return value.length > 1 && value[0] === "0" ? BigInt(value).toString() : value;
 }
 
 export function encodeCursor(sort: Sort, order: Order, key: bigint[]): string {

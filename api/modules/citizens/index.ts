@@ -6,7 +6,7 @@ import { BadParameter, CitizenNotStaked } from "../../problems.ts";
 import type { ResponseCache } from "../../response-cache.ts";
 import { type Admit, authentication } from "../auth/index.ts";
 import type { TokenCheck, TokenService } from "../auth/token.ts";
-import { decodeCursor, encodeCursor, isUint256 } from "./cursor.ts";
+import { canonicalDigits, decodeCursor, encodeCursor, isUint256 } from "./cursor.ts";
 import { type History, judgeBlock } from "./history.ts";
 import {
   AS_OF_BLOCK_HEADER,
@@ -131,7 +131,7 @@ export function citizensModule({ citizens, tokens, admit, cache, images }: Citiz
     if (!isUint256(id)) {
       throw new BadParameter("id", `id: ${CitizenParams.properties.id.description}`);
     }
-    const citizenId = BigInt(id);
+    const citizenId = canonicalDigits(id);
     const { address } = query;
     const owner = address.toLowerCase();
     const at = query.block === undefined ? undefined : BigInt(query.block);

@@ -225,10 +225,10 @@ export function createCitizensService(db: Database, reads: Reads) {
   }
 
   return {
-    /** The token check, and the citizen while `address` (lowercase) has it staked. */
-    async find(tokenHash: string, type: CitizenType, id: bigint, address: string) {
+    /** The token check, and the citizen (`id` its canonical digits) while `address` (lowercase) has it staked. */
+    async find(tokenHash: string, type: CitizenType, id: string, address: string) {
       const [row] = await fromDatabase(
-        one.execute({ hash: tokenHash, season: SEASON_OF_TYPE[type], id: id.toString(), address }),
+        one.execute({ hash: tokenHash, season: SEASON_OF_TYPE[type], id, address }),
       );
       return { token: judgeToken(row, tokenHash), citizen: row?.citizen ?? null };
     },
@@ -237,12 +237,12 @@ export function createCitizensService(db: Database, reads: Reads) {
      * The token check, the available range (History), and the citizen if `address` had it
      * staked after block `at` (when `at` is in the range).
      */
-    async findAt(tokenHash: string, type: CitizenType, id: bigint, address: string, at: bigint) {
+    async findAt(tokenHash: string, type: CitizenType, id: string, address: string, at: bigint) {
       const [row] = await fromDatabase(
         oneAt.execute({
           hash: tokenHash,
           season: SEASON_OF_TYPE[type],
-          id: id.toString(),
+          id,
           address,
           block: blockParameter(at),
         }),
