@@ -237,6 +237,8 @@ async function main() {
 
   const files = join(RESULTS_DIR, "cache");
   await mkdir(files, { recursive: true });
+  // Named by scenario: a smoke run (the test suite's) must not overwrite a full run's requests.
+  const requestFile = (kind: string) => join(files, `wrk-${spec.seed}-${spec.events}-${kind}.txt`);
   const citizenRequests = (
     citizens: { id: string; staker: string }[],
     season: 1 | 2,
@@ -245,23 +247,23 @@ async function main() {
       path: `/v1/staking/citizens/s${season}/${row.id}?address=${row.staker}`,
     }));
   const requestFiles = {
-    s1: await writeRequests(join(files, "wrk-s1.txt"), citizenRequests(s1, 1)),
-    s2: await writeRequests(join(files, "wrk-s2.txt"), citizenRequests(s2, 2)),
+    s1: await writeRequests(requestFile("s1"), citizenRequests(s1, 1)),
+    s2: await writeRequests(requestFile("s2"), citizenRequests(s2, 2)),
     list: await writeRequests(
-      join(files, "wrk-list.txt"),
+      requestFile("list"),
       wallets.map((wallet) => ({ path: `/v1/staking/citizens?address=${wallet}` })),
     ),
     s1AsOf: await writeRequests(
-      join(files, "wrk-s1-as-of.txt"),
+      requestFile("s1-as-of"),
       citizenRequests(s1, 1).map(({ path }) => ({ path: `${path}&block=${asOfBlock}` })),
     ),
     listAsOf: await writeRequests(
-      join(files, "wrk-list-as-of.txt"),
+      requestFile("list-as-of"),
       wallets.map((wallet) => ({
         path: `/v1/staking/citizens?address=${wallet}&block=${asOfBlock}`,
       })),
     ),
-    s1Conditional: join(files, "wrk-s1-conditional.txt"),
+    s1Conditional: requestFile("s1-conditional"),
   };
 
   let profiles = 0;
