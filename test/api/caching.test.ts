@@ -165,6 +165,46 @@ describe("revocation with warm caches", () => {
   });
 });
 
+describe("the response cache", () => {
+  const OWN_HEADERS = ["content-type", "etag", "cache-control", "x-indexed-block"];
+
+  test("a hit answers the body and headers of the read that filled it, again and again", async () => {
+    // The listing with limit=7 no other test asks for: its first request is the read.
+    for (const fresh of [single, `${listing}&limit=7`]) {
+      const read = await get(fresh);
+      const readBody = await read.text();
+      for (let hit = 0; hit < 3; hit++) {
+        const cached = await get(fresh);
+        expect(cached.status).toBe(200);
+        expect(await cached.text()).toBe(readBody);
+        for (const name of OWN_HEADERS) {
+          expect(cached.headers.get(name)).toBe(read.headers.get(name));
+        }
+        expect(cached.headers.get("x-indexed-block")).toMatch(/^[0-9]+$/);
+      }
+    }
+  });
+
+  test("a hit never carries another request's CORS headers", async () => {
+    // The read, then hits from the listed origin, from none and from another: an entry holds a
+    // body and its own validators, never the CORS headers of the request that filled it.
+    const path = `${listing}&limit=9`;
+    const read = await get(path);
+    await read.arrayBuffer();
+    const origins = [DASHBOARD, undefined, "https://evil.example.com", DASHBOARD];
+    for (const origin of origins) {
+      const hit = await get(path, origin === undefined ? {} : { origin });
+      expect(hit.status).toBe(200);
+      expect(hit.headers.get("access-control-allow-origin")).toBe(
+        origin === DASHBOARD ? DASHBOARD : null,
+      );
+      expect(hit.headers.get("etag")).toBe(read.headers.get("etag"));
+      expect(hit.headers.get("x-indexed-block")).toBe(read.headers.get("x-indexed-block"));
+      await hit.arrayBuffer();
+    }
+  });
+});
+
 describe("CORS", () => {
   test("a listed origin gets Access-Control-Allow-Origin and the exposed headers", async () => {
     const response = await get(single, { origin: DASHBOARD });
