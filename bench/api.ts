@@ -4,7 +4,7 @@
  * pairs or wallets, a valid token):
  *
  *   baselines: Bun.serve doing the API's one-citizen lookup as a single primary-key query, with
- *     postgres.js (pool 1 and 4) and Bun's SQL client (pool 4); the fastest is "base";
+ *     postgres.js and Bun's SQL client (pool 1 and 4 each); the fastest is "base";
  *   the API (api/main.ts) for one S1 citizen, one S2 citizen and a wallet's listing, with the
  *     response cache off and on, and conditional GETs answered 304; and the as-of paths
  *     (`?block=N`, the indexed block, so every citizen asked for is staked then) of one S1
@@ -335,6 +335,13 @@ async function main() {
       key: "base_postgresjs_pool4",
       label: "base: Bun.serve + postgres.js, pool 4",
       server: { kind: "primary-key", client: "postgres.js", pool: 4 },
+      requests: requestFiles.s1,
+    },
+    {
+      // The API's own client and pool (DB_POOL_SIZE 1): the fair bare twin of its hot reads.
+      key: "base_bunsql_pool1",
+      label: "base: Bun.serve + Bun SQL, pool 1",
+      server: { kind: "primary-key", client: "bun-sql", pool: 1 },
       requests: requestFiles.s1,
     },
     {
