@@ -58,9 +58,6 @@ export function judgeToken(row: TokenRow | undefined, hash: string): TokenCheck 
   return { status: "valid", tokenId: row.tokenId, expiresInMs, indexedBlock, version };
 }
 
-/** The least time between the starts of two batched token checks (see `drain`). */
-const BATCH_SPACING_MS = 1;
-
 /**
  * The token alone (with the data version): for 304s and cached bodies. Checks are batched: while
  * one query is in flight, the checks that arrive wait and then go together in the next one
@@ -91,18 +88,14 @@ export function createTokenService(db: Database) {
   let waiting = new Map<string, Waiter[]>();
   let inFlight = false;
 
-  let lastBatchAt = Number.NEGATIVE_INFINITY;
-
   async function drain() {
     inFlight = true;
     while (waiting.size > 0) {
-      // Under steady load, batches start at most every BATCH_SPACING_MS: each costs the API a
-      // query's build, socket write and parse, so at 40k cached answers a second a batch per
-      // round trip (~0.1 ms) spent a sixth of the thread on them. A request waits at most that
-      // spacing more, and its check is still a read made after it arrived.
-      const wait = lastBatchAt + BATCH_SPACING_MS - performance.now();
-      if (wait > 0) await Bun.sleep(wait);
-      lastBatchAt = performance.now();
+      // One turn of the event loop first, so the checks of requests whose bytes already arrived
+      // go in this batch rather than the next: each batch costs the API a query's build, socket
+      // write and parse (in-process A/B: 0.062 → 0.038 queries a cached answer). A request
+      // waits microseconds more, and its check is still a read made after it arrived.
+      await new Promise((resolve) => setImmediate(resolve));
       const batch = waiting;
       waiting = new Map();
       try {
