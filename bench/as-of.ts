@@ -81,7 +81,13 @@ async function compare(url: string, requests: number, rounds: number, indexed: n
     (asOf ? past : now).map((sample) => () => {
       if (path === "one") {
         return asOf
-          ? service.findAt(tokenHash, type(sample.season), String(sample.id), sample.address, sample.block)
+          ? service.findAt(
+              tokenHash,
+              type(sample.season),
+              String(sample.id),
+              sample.address,
+              sample.block,
+            )
           : service.find(tokenHash, type(sample.season), String(sample.id), sample.address);
       }
       const request = {
