@@ -51,8 +51,8 @@ import type {
   SizeRun,
 } from "./support/backfill-runs.ts";
 import { ratiosOf, runTable, summarize, summaryTable, TARGETS } from "./support/backfill-tables.ts";
-import { numberList, readFlags, runMain, wholeNumber } from "./support/flags.ts";
 import { threadCpuOf, threadCpuSince } from "./support/backfill-threads.ts";
+import { numberList, readFlags, runMain, wholeNumber } from "./support/flags.ts";
 import { type Child, coresBetween, cpuByRole, peakRssOf, spawnBun } from "./support/processes.ts";
 import { log, percentile, round, table, writeReport } from "./support/report.ts";
 import { type RpcProxy, type RpcTally, startRpcProxy } from "./support/rpc-proxy.ts";
