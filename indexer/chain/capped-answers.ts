@@ -12,9 +12,9 @@ type Fetch = (input: string | URL | Request, init?: RequestInit) => Promise<Resp
  * `fetchFn` with the answer's size capped before viem reads it, so the transport's own cap can be
  * off (`maxResponseBodySize: false`) and viem reads the body with one native `response.text()`.
  * When viem caps an answer itself, it reads the body as a stream and decodes it piece by piece
- * into a string built up chunk by chunk: a backfill's answers are tens of megabytes, and that
- * reading was about a tenth of a worker's main-thread CPU (7.4 against 6.7 s over the 100k
- * backfill of bench/backfill.ts), its pieces garbage besides (peak RSS 336 against 309 MB).
+ * into a string built up chunk by chunk, every piece garbage: a backfill's answers are tens of
+ * megabytes. Read whole, a worker's peak RSS over the 100k backfill of bench/backfill.ts fell by
+ * about 27 MB; its CPU did not change beyond the machine's noise.
  *
  * An answer that declares its length (Content-Length, uncompressed) is refused at once when too
  * large and otherwise passed on untouched. Any other (chunked, or compressed, whose declared
