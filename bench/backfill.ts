@@ -51,6 +51,7 @@ import type {
   SizeRun,
 } from "./support/backfill-runs.ts";
 import { ratiosOf, runTable, summarize, summaryTable, TARGETS } from "./support/backfill-tables.ts";
+import { threadCpuOf, threadCpuSince } from "./support/backfill-threads.ts";
 import { numberList, readFlags, runMain, wholeNumber } from "./support/flags.ts";
 import { type Child, coresBetween, cpuByRole, peakRssOf, spawnBun } from "./support/processes.ts";
 import { log, percentile, round, table, writeReport } from "./support/report.ts";
@@ -424,6 +425,7 @@ async function measureReal(
     // The workers' start-up checks (chain id, staker code) are not part of the backfill.
     proxy?.reset();
     const cpuBefore = await cpuByRole({ anvil: node.pid, children: workers });
+    const threadsBefore = await Promise.all(workers.map((worker) => threadCpuOf(worker.pid)));
     const started = performance.now();
     const { to, chunks: queued } = await indexer.enqueueBackfill({
       startBlock: scenario.deployment.deployBlock,
@@ -442,6 +444,10 @@ async function measureReal(
     const seconds = (performance.now() - started) / 1000;
     const tally = proxy?.tally();
     const cpuAfter = await cpuByRole({ anvil: node.pid, children: workers });
+    const workerCpuByThread = await threadCpuSince(
+      workers.map((worker) => worker.pid),
+      threadsBefore,
+    );
     const cores = coresBetween(cpuBefore, cpuAfter, seconds);
     const workerPeakRss = await Promise.all(workers.map((worker) => worker.peakRssBytes()));
     const events = await indexer.store.countEvents(scenario.deployment.deployBlock, to);
@@ -471,6 +477,7 @@ async function measureReal(
       workerCpuSeconds: round(cpuAfter.children - cpuBefore.children, 2),
       workerCpuMicrosPerEvent:
         events > 0 ? round(((cpuAfter.children - cpuBefore.children) / events) * 1e6, 1) : null,
+      workerCpuByThread,
       /** VmHWM of each worker process when caught up: the most it ever held resident. */
       workerPeakRssBytes: workerPeakRss,
       reproject: {

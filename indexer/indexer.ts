@@ -9,6 +9,7 @@ import { readChainTip } from "./chain/finality.ts";
 import { LogRangeGovernor } from "./chain/logs.ts";
 import { RequestBudget } from "./chain/request-budget.ts";
 import { ClaimedCitizenReads } from "./jobs/citizen-claims.ts";
+import { CitizenReadCache } from "./jobs/citizen-read-cache.ts";
 import { EventBudget } from "./jobs/event-budget.ts";
 import { createMetadataRefresher } from "./jobs/metadata-refresh.ts";
 import { createQueues, readOnlyQueues, redisConnection } from "./jobs/queues.ts";
@@ -107,8 +108,14 @@ export async function createIndexer(options: IndexerOptions) {
   });
   const governor = new LogRangeGovernor(options.maxLogRange);
   const finalityDepth = options.finalityDepth;
-  const citizenReads = new ClaimedCitizenReads(redis, options.queuePrefix);
   const eventBudget = new EventBudget(options.eventsInFlight ?? 2_000);
+  // The chunks in flight meet at most one citizen per event they hold.
+  const citizenReads = new ClaimedCitizenReads(
+    redis,
+    options.queuePrefix,
+    {},
+    new CitizenReadCache(eventBudget.limit),
+  );
   const deps = {
     client,
     logClient,

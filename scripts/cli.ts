@@ -8,21 +8,6 @@ import { Command, CommanderError } from "commander";
 import { ChainMismatch } from "../indexer/chain/chain-id.ts";
 import { BackfillLeavesGap, RangeAboveFinality } from "../indexer/roles/backfill-queue.ts";
 import { failAndExit } from "../lib/fail.ts";
-import { addApiCommand } from "./commands/api.ts";
-import { addBackfillCommand } from "./commands/backfill.ts";
-import { addBoardCommand } from "./commands/board.ts";
-import { addFollowCommand } from "./commands/follow.ts";
-import { addHealthcheckCommand } from "./commands/healthcheck.ts";
-import { addMigrateCommand } from "./commands/migrate.ts";
-import { addReadFailuresCommand } from "./commands/read-failures.ts";
-import { addRefreshMetadataCommand } from "./commands/refresh-metadata.ts";
-import { addReindexCommand } from "./commands/reindex.ts";
-import { addReprojectCommand } from "./commands/reproject.ts";
-import { addRollbackCommand } from "./commands/rollback.ts";
-import { addStatusCommand } from "./commands/status.ts";
-import { addTokenCommand } from "./commands/token.ts";
-import { addVerifyCommand } from "./commands/verify.ts";
-import { addWorkerCommand } from "./commands/worker.ts";
 
 const program = new Command()
   .name("citizen-staking")
@@ -32,24 +17,37 @@ const program = new Command()
   // Set before the commands are added: `program.command()` copies them into each.
   .exitOverride();
 
-for (const add of [
-  addMigrateCommand,
-  addFollowCommand,
-  addWorkerCommand,
-  addBackfillCommand,
-  addReindexCommand,
-  addStatusCommand,
-  addReprojectCommand,
-  addRollbackCommand,
-  addReadFailuresCommand,
-  addRefreshMetadataCommand,
-  addVerifyCommand,
-  addBoardCommand,
-  addApiCommand,
-  addHealthcheckCommand,
-  addTokenCommand,
-]) {
-  add(program);
+/**
+ * Each command's module, in the order `--help` lists them, loaded only when that command runs
+ * (all of them for `--help` or a name that is none of these). A `worker` then loads neither the
+ * API (Elysia, OpenAPI, bull-board) nor the other commands' code, which had each worker process
+ * hold 17 MB more once connected (peak 21 MB more while starting) and spend about 0.5 s more CPU
+ * before its first job.
+ */
+const COMMANDS: Record<string, () => Promise<(program: Command) => void>> = {
+  migrate: async () => (await import("./commands/migrate.ts")).addMigrateCommand,
+  follow: async () => (await import("./commands/follow.ts")).addFollowCommand,
+  worker: async () => (await import("./commands/worker.ts")).addWorkerCommand,
+  backfill: async () => (await import("./commands/backfill.ts")).addBackfillCommand,
+  reindex: async () => (await import("./commands/reindex.ts")).addReindexCommand,
+  status: async () => (await import("./commands/status.ts")).addStatusCommand,
+  reproject: async () => (await import("./commands/reproject.ts")).addReprojectCommand,
+  rollback: async () => (await import("./commands/rollback.ts")).addRollbackCommand,
+  "read-failures": async () => (await import("./commands/read-failures.ts")).addReadFailuresCommand,
+  "refresh-metadata": async () =>
+    (await import("./commands/refresh-metadata.ts")).addRefreshMetadataCommand,
+  verify: async () => (await import("./commands/verify.ts")).addVerifyCommand,
+  board: async () => (await import("./commands/board.ts")).addBoardCommand,
+  api: async () => (await import("./commands/api.ts")).addApiCommand,
+  healthcheck: async () => (await import("./commands/healthcheck.ts")).addHealthcheckCommand,
+  token: async () => (await import("./commands/token.ts")).addTokenCommand,
+};
+
+const named = Object.hasOwn(COMMANDS, process.argv[2] ?? "")
+  ? COMMANDS[process.argv[2]!]
+  : undefined;
+for (const load of named ? [named] : Object.values(COMMANDS)) {
+  (await load())(program);
 }
 
 program.parseAsync().catch((error: unknown) => {

@@ -2,6 +2,7 @@
  * What one `bench:backfill` run measures, declared once: `bench/backfill.ts` produces these
  * and `backfill-tables.ts` renders them, so neither imports the other.
  */
+import type { ThreadRole } from "./backfill-threads.ts";
 import type { RpcTally } from "./rpc-proxy.ts";
 import type { ScenarioSpec } from "./scenario-cache.ts";
 
@@ -66,6 +67,8 @@ export type RealRun = {
   rpc: RpcFigures | null;
   workerCpuSeconds: number;
   workerCpuMicrosPerEvent: number | null;
+  /** The same CPU seconds by thread (backfill-threads.ts): the JIT's share is each process's own. */
+  workerCpuByThread: Record<ThreadRole, number>;
   /** VmHWM of each worker process when caught up: the most it ever held resident. */
   workerPeakRssBytes: number[];
   reproject: { seconds: number; eventsPerSecond: number };

@@ -218,6 +218,13 @@ export function runTable(run: SizeRun): string {
       (real) =>
         `  ${runLabel(real)}: ${byCount(real.rpc.viewCallsByFunction, real.rpc.duplicateViewCallsByFunction)}`,
     ),
+    "worker CPU seconds by thread (jit: compiling hot code, in every worker process; gc: the collector's helpers):",
+    ...[...run.real, run.control, ...(run.latency ? [run.latency] : [])].map(
+      (real) =>
+        `  ${runLabel(real)}: ${Object.entries(real.workerCpuByThread)
+          .map(([role, seconds]) => `${role} ${seconds}`)
+          .join(", ")}`,
+    ),
   ].join("\n");
 }
 

@@ -1,4 +1,5 @@
 import { createPublicClient, http, type PublicClient, type Transport } from "viem";
+import { cappedAnswers } from "./capped-answers.ts";
 import { requestedWaitMs, retryAfterMs } from "./rate-limits.ts";
 import type { RequestBudget } from "./request-budget.ts";
 
@@ -52,7 +53,9 @@ export function createChainClient(rpcUrl: string, options: ChainClientOptions = 
         ? false
         : { batchSize: Math.min(32, budget?.capacity ?? 32), wait: 0 },
     // Below the transport's retries, so a retried request waits for the budget like any other.
-    fetchFn: budget && budgeted(budget),
+    // The answer's cap is applied there too (capped-answers.ts), so viem reads it in one piece.
+    fetchFn: cappedAnswers(budget ? budgeted(budget) : fetch),
+    maxResponseBodySize: false,
     retryCount: options.retryCount ?? RPC_RETRY_COUNT,
     retryDelay: RPC_RETRY_BASE_MS,
     timeout: options.timeoutMs ?? 15_000,

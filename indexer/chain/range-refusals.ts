@@ -80,9 +80,9 @@ const LIMIT_EXCEEDED = -32005;
 
 /**
  * Whether an eth_getLogs failure says the answer is or would be too large, so a smaller range
- * may pass, and the span that passes when the node names one: viem's own response cap
- * (ResponseBodyTooLargeError, 10 MiB), HTTP 413, the "limit exceeded" code -32005, and the
- * providers' and clients' wordings (in the error's message or its data). Only consulted for
+ * may pass, and the span that passes when the node names one: the transport's response cap
+ * (ResponseBodyTooLargeError, 10 MiB, capped-answers.ts), HTTP 413, the "limit exceeded" code
+ * -32005, and the providers' and clients' wordings (in the error's message or its data). Only consulted for
  * eth_getLogs answers, where a range is what the words are about. A rate limit is never one,
  * whatever its code or words ("exceeded", "limit"): a smaller range would be refused the same.
  */

@@ -31,7 +31,8 @@ export interface StaticCall {
  * again alone, with all the gas the node gives an eth_call.
  *
  * 50 calls and 64 KiB of return data per eth_call: the transport bundles up to 32 requests in one
- * HTTP answer, which viem refuses over 10 MiB; 32 full answers are ~4 MiB of hex.
+ * HTTP answer, which the transport refuses over 10 MiB (capped-answers.ts); 32 full answers are
+ * ~4 MiB of hex.
  */
 export const STATIC_CALL_BATCH = {
   gasPerCall: 10_000_000n,

@@ -1,15 +1,27 @@
 import type { CitizenKey, CitizenReading } from "../chain/citizen-reads.ts";
 
 /**
+ * Citizen readings kept by default: as many as the staker events a process works on at once
+ * (EVENTS_IN_FLIGHT's default), each event meeting at most one citizen.
+ */
+const DEFAULT_LIMIT = 2_000;
+
+/**
  * Citizen reads shared by the chunks one process runs at once. Concurrent chunks often meet the
  * same new citizen before either has written it; its components never change, so the first
  * chunk's read serves the others (at whatever block it was made). A failed read is forgotten,
- * so a retry reads again. Bounded: the oldest entries go first.
+ * so a retry reads again.
+ *
+ * Bounded to what the chunks in flight can meet, the oldest entries going first: once a chunk is
+ * written the citizens table answers for its citizens (knownCitizens) and nothing asks here
+ * again, so an older entry only holds memory. A reading carries its tokenURI (kilobytes when the
+ * JSON is inline): the 20,000 kept before added about 40 MB to a worker's peak RSS over the
+ * 100,000-event backfill of bench/backfill.ts.
  */
 export class CitizenReadCache {
   private readonly entries = new Map<string, Promise<CitizenReading>>();
 
-  constructor(private readonly limit = 20_000) {}
+  constructor(private readonly limit = DEFAULT_LIMIT) {}
 
   async read(
     keys: readonly CitizenKey[],
@@ -24,9 +36,11 @@ export class CitizenReadCache {
         reading.catch(() => this.entries.delete(keyOf(key)));
         this.entries.set(keyOf(key), reading);
       });
-      this.evict();
     }
-    return Promise.all(keys.map((key) => this.entries.get(keyOf(key))!));
+    // Taken before the eviction: a chunk meeting more citizens than the limit evicts its own.
+    const readings = keys.map((key) => this.entries.get(keyOf(key))!);
+    this.evict();
+    return Promise.all(readings);
   }
 
   private evict() {

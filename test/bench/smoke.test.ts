@@ -42,6 +42,7 @@ type RealRun = {
   events: number;
   citizenStakes: number;
   workerCpuMicrosPerEvent: number | null;
+  workerCpuByThread: Record<"main" | "jit" | "gc" | "allocator" | "http" | "other", number>;
   workerPeakRssBytes: number[];
   rpc: null | {
     httpRequests: number;
@@ -74,6 +75,8 @@ function expectSaneRun(run: RealRun, limitEvents: number) {
   expect(run.citizenStakes).toBeLessThan(run.events);
   expect(run.workerCpuMicrosPerEvent).toBeGreaterThan(0);
   expect(Number.isFinite(run.workerCpuMicrosPerEvent)).toBe(true);
+  // Every worker's JavaScript runs on its main thread, and a new process compiles it there.
+  expect(run.workerCpuByThread.main).toBeGreaterThan(0);
   expect(run.workerPeakRssBytes).toHaveLength(run.workers);
   for (const bytes of run.workerPeakRssBytes) expect(bytes).toBeGreaterThan(10 * 1024 * 1024);
 }

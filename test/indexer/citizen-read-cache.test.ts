@@ -52,4 +52,11 @@ describe("citizen reads shared by concurrent chunks", () => {
     await cache.read([{ season: 1, citizenId: 1n }], read);
     expect(reads).toBe(4);
   });
+
+  test("a chunk meeting more new citizens than the limit gets every reading", async () => {
+    const cache = new CitizenReadCache(2);
+    const keys = [1n, 2n, 3n, 4n].map((citizenId) => ({ season: 1 as const, citizenId }));
+    const readings = await cache.read(keys, async (missing) => missing.map(reading));
+    expect(readings.map((r) => r.citizenId)).toEqual([1n, 2n, 3n, 4n]);
+  });
 });
