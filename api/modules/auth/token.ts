@@ -91,11 +91,6 @@ export function createTokenService(db: Database) {
   async function drain() {
     inFlight = true;
     while (waiting.size > 0) {
-      // One turn of the event loop first, so the checks of requests whose bytes already arrived
-      // go in this batch rather than the next: each batch costs the API a query's build, socket
-      // write and parse (in-process A/B: 0.062 → 0.038 queries a cached answer). A request
-      // waits microseconds more, and its check is still a read made after it arrived.
-      await new Promise((resolve) => setImmediate(resolve));
       const batch = waiting;
       waiting = new Map();
       try {
