@@ -56,6 +56,9 @@ async function readRecord(spec: ScenarioSpec): Promise<CachedScenario | undefine
   }
   return {
     ...record,
+    // Where the state is now: the record's own path is where it was written (another checkout
+    // sharing this cache, since removed, wrote one that no longer exists).
+    stateFile: files.state,
     head: BigInt(record.head),
     deployment: await readDeploymentFile(files.deployment),
   };
