@@ -21,16 +21,18 @@ const ROLES: [RegExp, ThreadRole][] = [
 
 const CLOCK_TICKS = 100;
 
+const noCpu = (): Record<ThreadRole, number> => ({
+  main: 0,
+  jit: 0,
+  gc: 0,
+  allocator: 0,
+  http: 0,
+  other: 0,
+});
+
 /** CPU seconds so far of every thread of `pid`, summed by role (zeros once it has exited). */
 export async function threadCpuOf(pid: number): Promise<Record<ThreadRole, number>> {
-  const cpu: Record<ThreadRole, number> = {
-    main: 0,
-    jit: 0,
-    gc: 0,
-    allocator: 0,
-    http: 0,
-    other: 0,
-  };
+  const cpu = noCpu();
   let tids: string[];
   try {
     tids = await readdir(`/proc/${pid}/task`);
@@ -62,14 +64,7 @@ export async function threadCpuSince(
   before: Record<ThreadRole, number>[],
 ): Promise<Record<ThreadRole, number>> {
   const after = await Promise.all(pids.map(threadCpuOf));
-  const total: Record<ThreadRole, number> = {
-    main: 0,
-    jit: 0,
-    gc: 0,
-    allocator: 0,
-    http: 0,
-    other: 0,
-  };
+  const total = noCpu();
   after.forEach((threads, i) => {
     for (const role of Object.keys(total) as ThreadRole[]) {
       total[role] += threads[role] - (before[i]?.[role] ?? 0);
