@@ -225,7 +225,10 @@ export function createCitizensService(db: Database, reads: Reads) {
   }
 
   return {
-    /** The token check, and the citizen (`id` its canonical digits) while `address` (lowercase) has it staked. */
+    /**
+     * The token check, and the citizen (`id`: its canonical digits) while `address` (lowercase)
+     * has it staked.
+     */
     async find(tokenHash: string, type: CitizenType, id: string, address: string) {
       const [row] = await fromDatabase(
         one.execute({ hash: tokenHash, season: SEASON_OF_TYPE[type], id, address }),
