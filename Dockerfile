@@ -2,7 +2,7 @@
 # and the source-tree image the compose file's devnet profile runs (target `devnet`).
 # Base images are pinned by version; pin them by digest too (`docker buildx imagetools inspect
 # oven/bun:1.4.5`) where the registry can be reached. No image was built from this file on the
-# machine that wrote it (no Docker engine there): see the README's "Deploying".
+# machine that wrote it (no Docker engine there): see docs/operators.md, "Deploying".
 
 # The Bun of scripts/bootstrap.sh, with the locked dependencies.
 FROM oven/bun:1.4.5 AS build

@@ -4,7 +4,7 @@
  * (and recompiling) the hot functions, the garbage collector's helpers, the allocator's page
  * scavenger, fetch's HTTP thread. The JIT's share is paid by every worker process and is heaviest
  * in its first chunks, so a short backfill's CPU per event is higher than a long one's, and more
- * workers spend more on it in all (2026-11-25, load 2-6: 0.6-0.75 s of one worker's 20k run,
+ * workers spend more on it in all (measured at load 2-6: 0.6-0.75 s of one worker's 20k run,
  * 1.7-2.0 s of its 100k run, 2.5-3.5 s over 2 and 4 workers at 100k).
  */
 import { readdir } from "node:fs/promises";

@@ -11,7 +11,7 @@
  * A 429 from the node (its own count disagrees, or another process shares the key) pauses the
  * whole bucket for its Retry-After, so every call of the process waits instead of each retrying
  * into the same refusal. Per process, like Ponder's maxRequestsPerSecond: processes sharing one
- * provider key split the key's budget between them (see the README).
+ * provider key split the key's budget between them (see docs/operators.md).
  */
 export class RequestBudget {
   /** The most calls one HTTP request may carry: the client's JSON-RPC batches stay below it. */

@@ -4,7 +4,7 @@ import type { CitizenReading, TokenUriReading } from "../chain/citizen-reads.ts"
 import { parseTokenMetadata } from "./metadata.ts";
 
 /**
- * The citizens row for what was read of a citizen. Metadata is optional (API-CONTRACT: the name
+ * The citizens row for what was read of a citizen. Metadata is optional (docs/api-fields.md: the name
  * falls back to "Citizen #id"): when the tokenURI reverted or holds nothing readable, the row
  * goes without name and image, and the failure is recorded for the operator.
  */

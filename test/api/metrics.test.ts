@@ -96,14 +96,14 @@ describe("the chain gauges", () => {
     }
   });
 
-  test("every metric of the README's example alert is in the API's own scrape", async () => {
+  test("every metric of the operators' example alert is in the API's own scrape", async () => {
     const node = await createApiHarness({
       databaseUrl: api.databaseUrl,
       chainHead: async () => 200n,
     });
     try {
-      const readme = await Bun.file(new URL("../../README.md", import.meta.url)).text();
-      const alert = /```yaml\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf("## Metrics")))?.[1];
+      const guide = await Bun.file(new URL("../../docs/operators.md", import.meta.url)).text();
+      const alert = /```yaml\n([\s\S]*?)```/.exec(guide.slice(guide.indexOf("## Metrics")))?.[1];
       const expr = /expr: (.*)/.exec(alert ?? "")?.[1];
       const metrics = expr?.match(/citizen_staking_\w+/g) ?? [];
       expect(metrics.length).toBeGreaterThan(0);

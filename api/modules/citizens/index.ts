@@ -1,4 +1,4 @@
-/** The three citizen endpoints of API-CONTRACT.md. */
+/** The three citizen endpoints (docs/dashboards.md, fields in docs/api-fields.md). */
 import { Elysia } from "elysia";
 import { CACHE_CONTROL, etagFor, finalEtagFor, noneMatch } from "../../http-cache.ts";
 import { okResponse, problemResponses } from "../../openapi.ts";

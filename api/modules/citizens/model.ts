@@ -1,6 +1,6 @@
 /**
  * The citizens endpoints' shapes, declared once: they validate requests, type the handlers and
- * records, and make the OpenAPI document. Units follow API-CONTRACT.md: the citizen id is a
+ * records, and make the OpenAPI document. Units as docs/api-fields.md says: the citizen id is a
  * decimal string, every nested id a JSON number as the seed publishes it, points and multipliers
  * the staker's raw numbers, times unix seconds.
  */

@@ -3,13 +3,13 @@ import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
 import { indexDevnet, type TestIndexer } from "../support/indexer.ts";
 
 /**
- * The README's analyst examples, as written, against an indexed devnet (what the demo serves):
- * every ```sql block runs and answers something a person can read; blocks labelled
+ * The analysts' examples in docs/analysts.md, as written, against an indexed devnet (what the
+ * demo serves): every ```sql block runs and answers something a person can read; blocks labelled
  * ```sql mainnet name mainnet blocks and wallets, so they are only planned (EXPLAIN runs no
  * function body).
  */
-const readme = await Bun.file(new URL("../../README.md", import.meta.url)).text();
-const blocks = [...readme.matchAll(/```(sql[^\n]*)\n([\s\S]*?)```/g)].map((match) => ({
+const page = await Bun.file(new URL("../../docs/analysts.md", import.meta.url)).text();
+const blocks = [...page.matchAll(/```(sql[^\n]*)\n([\s\S]*?)```/g)].map((match) => ({
   mainnet: match[1]!.trim() === "sql mainnet",
   statements: match[2]!
     .split(/;\s*\n/)
@@ -21,14 +21,14 @@ const blocks = [...readme.matchAll(/```(sql[^\n]*)\n([\s\S]*?)```/g)].map((match
 const demo = blocks.filter((block) => !block.mainnet).flatMap((block) => block.statements);
 const mainnet = blocks.filter((block) => block.mainnet).flatMap((block) => block.statements);
 
-describe("the README's SQL examples", () => {
+describe("the SQL examples of docs/analysts.md", () => {
   let devnet: ScenarioDevnet;
   let harness: TestIndexer;
 
   beforeAll(async () => {
     devnet = await startScenarioDevnet({ events: 600, seed: "readme-sql" });
     harness = await indexDevnet(devnet, {
-      label: "readme-sql",
+      label: "analysts-sql",
       to: await devnet.client.getBlockNumber(),
     });
   });
