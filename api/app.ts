@@ -126,6 +126,7 @@ export function createApp({
   }
 
   const corsOrigins = settings.corsOrigins ?? [];
+  // onError reaches only the routes added after it: the modules that answer problems follow it.
   return new Elysia()
     .use(
       corsOrigins.length === 0
@@ -149,7 +150,6 @@ export function createApp({
     .onStop(() => Promise.all([limiter.close(), usage.close()]))
     .use(accessLog(log))
     .use(metricsModule({ db, reads, cache, chainHead }))
-    .use(docsModule())
     .onError(async ({ code, error, request, set }) => {
       let problem = toProblem(code, error, request.method);
       if (problem instanceof BadParameter && code === "VALIDATION") {
@@ -169,6 +169,7 @@ export function createApp({
       // set.headers holds X-Indexed-Block when the request got as far as a query.
       return problemResponse(problem, set.headers as Record<string, string>);
     })
+    .use(docsModule())
     .use(
       healthModule({
         health: createHealthService(db),

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { version as UI_VERSION } from "swagger-ui-dist/package.json";
 import type { ProblemBody } from "../../api/problems.ts";
 import { createApiHarness, json, STAKER } from "./support.ts";
 
@@ -232,5 +233,28 @@ describe("paths and methods", () => {
   test("errors after authentication carry X-Indexed-Block", async () => {
     const response = await api.request(list("&limit=0"));
     expect(response.headers.get("x-indexed-block")).toBe("99");
+  });
+});
+
+describe("docs assets", () => {
+  const asset = (name: string) => `/docs/assets/${UI_VERSION}/${name}`;
+
+  test("the two files are served for long", async () => {
+    for (const name of ["swagger-ui-bundle.js", "swagger-ui.css"]) {
+      const response = await api.request(asset(name));
+      expect(response.status).toBe(200);
+      expect(response.headers.get("cache-control")).toContain("immutable");
+      expect((await response.text()).length).toBeGreaterThan(1_000);
+    }
+  });
+
+  test("every name Object.prototype holds is 404 problem+json, never cached for long", async () => {
+    const names = Object.getOwnPropertyNames(Object.prototype);
+    expect(names).toEqual(expect.arrayContaining(["constructor", "__proto__", "toString"]));
+    for (const name of [...names, "nope.js"]) {
+      const response = await api.request(asset(name));
+      await expectProblem(response, 404);
+      expect(response.headers.get("cache-control") ?? "").not.toContain("immutable");
+    }
   });
 });

@@ -14,10 +14,11 @@ import { RouteNotFound } from "../../problems.ts";
 
 /** Versioned URLs, so the files can be kept for long: a new package version is a new URL. */
 const ASSETS = `/docs/assets/${UI_VERSION}`;
-const FILES: Record<string, { path: string; type: string }> = {
-  "swagger-ui-bundle.js": { path: bundlePath, type: "text/javascript; charset=utf-8" },
-  "swagger-ui.css": { path: cssPath, type: "text/css; charset=utf-8" },
-};
+/** A Map, not an object: a name such as `constructor` or `__proto__` must find nothing. */
+const FILES = new Map([
+  ["swagger-ui-bundle.js", { path: bundlePath, type: "text/javascript; charset=utf-8" }],
+  ["swagger-ui.css", { path: cssPath, type: "text/css; charset=utf-8" }],
+]);
 
 export function docsModule() {
   return new Elysia()
@@ -47,7 +48,7 @@ export function docsModule() {
     .get(
       `${ASSETS}/:file`,
       ({ params, set }) => {
-        const file = FILES[params.file];
+        const file = FILES.get(params.file);
         if (!file) throw new RouteNotFound("no such docs asset");
         set.headers["content-type"] = file.type;
         set.headers["cache-control"] = "public, max-age=31536000, immutable";
