@@ -127,7 +127,7 @@ export function citizensModule({ citizens, tokens, admit, cache, images }: Citiz
     id: string,
     query: { address: string; block?: string },
   ) {
-    // The schema admits 1 to 78 digits; the last step to uint256 is a comparison.
+    // The schema admits any digits; the last step to uint256 is a comparison.
     if (!isUint256(id)) {
       throw new BadParameter("id", `id: ${CitizenParams.properties.id.description}`);
     }
