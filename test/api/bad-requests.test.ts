@@ -246,6 +246,74 @@ describe("listing parameters", () => {
   });
 });
 
+describe("query parameters an endpoint does not take", () => {
+  const bases = [
+    `/v1/staking/citizens/s1/1?address=${STAKER}`,
+    `/v1/staking/citizens/s2/1?address=${STAKER}`,
+    `/v1/staking/citizens?address=${STAKER}`,
+    `/v1/staking/citizens/stream?address=${STAKER}`,
+  ];
+
+  test("an unknown parameter is 400 naming it, on every endpoint", async () => {
+    for (const base of bases) {
+      for (const extra of ["foo=1", "limt=5", "address2=x", "=x", "access_token=abc"]) {
+        const name = extra.slice(0, extra.indexOf("="));
+        const body = await expectProblem(await api.request(`${base}&${extra}`), 400);
+        expect({ base, parameter: body.parameter }).toEqual({ base, parameter: name });
+        expect(body.detail).toContain("is not a parameter of this endpoint; it takes address");
+      }
+    }
+  });
+
+  test("the stream refuses ?block= rather than ignore it", async () => {
+    const body = await expectProblem(await api.request(`${bases[3]}&block=5`), 400);
+    expect(body).toMatchObject({
+      parameter: "block",
+      detail: expect.stringContaining("takes address"),
+    });
+  });
+
+  test("a parameter given twice is 400 naming it, even with the same value or encoded", async () => {
+    const other = "0x0000000000000000000000000000000000000001";
+    const repeats: [string, string, string][] = [
+      ...bases.map((base): [string, string, string] => [base, `&address=${other}`, "address"]),
+      ...bases.map((base): [string, string, string] => [base, `&address=${STAKER}`, "address"]),
+      [bases[0]!, `&%61ddress=${STAKER}`, "address"],
+      [bases[0]!, "&block=5&block=5", "block"],
+      [bases[1]!, "&block=5&block=6", "block"],
+      [bases[2]!, "&block=5&block=5", "block"],
+      [bases[2]!, "&type=s1&type=s2", "type"],
+      [bases[2]!, "&sort=id&sort=id", "sort"],
+      [bases[2]!, "&order=asc&order=desc", "order"],
+      [bases[2]!, "&limit=1&limit=2", "limit"],
+      [bases[2]!, "&cursor=abc&cursor=abc", "cursor"],
+    ];
+    for (const [base, extra, parameter] of repeats) {
+      const body = await expectProblem(await api.request(`${base}${extra}`), 400);
+      expect({ extra, parameter: body.parameter }).toEqual({ extra, parameter });
+      expect(body.detail).toBe(`${parameter} is given more than once; give it once`);
+    }
+  });
+
+  test("the token is judged first: an unknown or missing token with an unknown parameter is 401", async () => {
+    for (const base of bases) {
+      const unknownToken: Record<string, string> = { authorization: "Bearer cs_not-a-token" };
+      for (const headers of [unknownToken, {}]) {
+        const response = await api.app.handle(
+          new Request(`http://localhost${base}&foo=1&address=x`, { headers }),
+        );
+        await expectProblem(response, 401);
+      }
+    }
+  });
+
+  test("health probes take any query (a load balancer may add a cache-buster)", async () => {
+    for (const path of ["/healthz?x=1", "/healthz?x=1&x=2"]) {
+      expect((await api.request(path)).status).toBe(200);
+    }
+  });
+});
+
 describe("paths and methods", () => {
   test("an unknown path is 404 problem+json", async () => {
     for (const path of ["/nope", "/v1/staking/citizens/s3/1", "/v1/staking/citizens/s1/1/extra"]) {

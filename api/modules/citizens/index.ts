@@ -3,6 +3,7 @@ import { Elysia } from "elysia";
 import { CACHE_CONTROL, etagFor, finalEtagFor, noneMatch } from "../../http-cache.ts";
 import { okResponse, problemResponses } from "../../openapi.ts";
 import { BadParameter, CitizenNotStaked } from "../../problems.ts";
+import { refuseUnexpectedParameters } from "../../query-parameters.ts";
 import type { ResponseCache } from "../../response-cache.ts";
 import { type Admit, authentication } from "../auth/index.ts";
 import type { TokenCheck, TokenService } from "../auth/token.ts";
@@ -184,6 +185,7 @@ export function citizensModule({ citizens, tokens, admit, cache, images }: Citiz
       {
         params: CitizenParams,
         query: CitizenQuery,
+        transform: refuseUnexpectedParameters(CitizenQuery),
         detail: detail("One S1 citizen staked by an address", S1Record),
       },
     )
@@ -194,6 +196,7 @@ export function citizensModule({ citizens, tokens, admit, cache, images }: Citiz
       {
         params: CitizenParams,
         query: CitizenQuery,
+        transform: refuseUnexpectedParameters(CitizenQuery),
         detail: detail("One S2 citizen staked by an address", S2Record),
       },
     )
@@ -252,6 +255,7 @@ export function citizensModule({ citizens, tokens, admit, cache, images }: Citiz
       },
       {
         query: ListQuery,
+        transform: refuseUnexpectedParameters(ListQuery),
         detail: detail("The citizens an address has staked, a page at a time", CitizenPage),
       },
     );
