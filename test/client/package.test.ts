@@ -58,6 +58,8 @@ export async function show(): Promise<string> {
   await client.api.v1.staking.citizens.get({ query: { address, limit: 5 } });
   // @ts-expect-error the API has no such route
   await client.api.v1.staking.wallets.get();
+  // @ts-expect-error nor any at the root but its own (no route's path is a bare string)
+  await client.api.v2({ file: "x" }).get();
   const live = client.watch(address, { onChange: (view) => view.citizens.size });
   live.close();
   try {
