@@ -30,10 +30,12 @@ import {
   DatabaseUnavailable,
   InternalError,
   isDatabaseUnreachable,
+  MAX_TARGET_OCTETS,
   MethodNotAllowed,
   Problem,
   problemResponse,
   RouteNotFound,
+  UriTooLong,
 } from "./problems.ts";
 import type { Reads } from "./reads.ts";
 import { createResponseCache } from "./response-cache.ts";
@@ -77,6 +79,11 @@ export interface AppDependencies {
   log?: Logger;
 }
 
+/** The length of a request URL's path and query (its origin left out). */
+function targetOctets(url: string): number {
+  return url.length - url.indexOf("/", url.indexOf("//") + 2);
+}
+
 /** The name of the parameter a validation error is about ("address" from "/address"). */
 function parameterOf(path: string | undefined, fallback: string): string {
   const name = path?.split("/").filter(Boolean)[0];
@@ -103,7 +110,7 @@ export function createApp({
   });
   // Closed on stop too: the uses noted since the last flush are written.
   const usage = createTokenUsage({ db, flushEveryMs: settings.tokenUsageFlushMs, log });
-  const admit = createAdmission({
+  const { admit, judged } = createAdmission({
     limiter,
     rateLimitPerMinute: settings.rateLimitPerMinute,
     usage,
@@ -112,8 +119,9 @@ export function createApp({
   if (cache.enabled) watchIndexedBlock?.(() => cache.clear());
 
   /**
-   * Request validation runs before the handler and its token check, so a bad parameter on a
-   * protected path checks the token here: an unknown token is still 401, never a 400.
+   * Request validation (and the parameter checks a handler makes before it reads) runs before the
+   * token check, so a bad parameter on a protected path checks the token here: an unknown token
+   * is still 401, never a 400.
    */
   async function authenticateRefused(request: Request, set: { headers: Record<string, unknown> }) {
     if (!new URL(request.url).pathname.startsWith(CITIZENS_PREFIX)) return;
@@ -126,6 +134,7 @@ export function createApp({
   }
 
   const corsOrigins = settings.corsOrigins ?? [];
+  // onError reaches only the routes added after it: the modules that answer problems follow it.
   return new Elysia()
     .use(
       corsOrigins.length === 0
@@ -147,12 +156,15 @@ export function createApp({
           }),
     )
     .onStop(() => Promise.all([limiter.close(), usage.close()]))
+    .onRequest(({ request }) => {
+      const octets = targetOctets(request.url);
+      if (octets > MAX_TARGET_OCTETS) throw new UriTooLong(octets);
+    })
     .use(accessLog(log))
     .use(metricsModule({ db, reads, cache, chainHead }))
-    .use(docsModule())
     .onError(async ({ code, error, request, set }) => {
       let problem = toProblem(code, error, request.method);
-      if (problem instanceof BadParameter && code === "VALIDATION") {
+      if (problem instanceof BadParameter && !judged(set)) {
         try {
           await authenticateRefused(request, set);
         } catch (refusal) {
@@ -169,6 +181,7 @@ export function createApp({
       // set.headers holds X-Indexed-Block when the request got as far as a query.
       return problemResponse(problem, set.headers as Record<string, string>);
     })
+    .use(docsModule())
     .use(
       healthModule({
         health: createHealthService(db),

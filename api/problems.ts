@@ -74,6 +74,27 @@ export class RouteNotFound extends Problem {
   readonly slug = "not-found";
 }
 
+/**
+ * The longest path and query read: the 8,000 octets RFC 9110 §4.1 asks every recipient to
+ * support. Longer ones get 414 up to Bun's own bound (16 KiB of request line and headers, then
+ * 431 before the app).
+ */
+export const MAX_TARGET_OCTETS = 8_000;
+
+/**
+ * A request target longer than MAX_TARGET_OCTETS: refused whole rather than read, so a number
+ * padded with zeros gets the same answer at any length the API reads.
+ */
+export class UriTooLong extends Problem {
+  override name = "UriTooLong";
+  readonly status = 414;
+  readonly title = "URI too long";
+  readonly slug = "uri-too-long";
+  constructor(octets: number) {
+    super(`the path and query are ${octets} octets; at most ${MAX_TARGET_OCTETS} are read`);
+  }
+}
+
 export class MethodNotAllowed extends Problem {
   override name = "MethodNotAllowed";
   readonly status = 405;

@@ -1,13 +1,14 @@
 /**
- * The typed client: Eden Treaty over the app's own type (api/app.ts `App`), with every request
- * going through createHttp (ETags, Retry-After), failures thrown as ApiProblem, and the live
- * view of a wallet (live-citizens.ts).
+ * The typed client: Eden Treaty over the app's routes (routes.ts, from api/app.ts `App`), with
+ * every request going through createHttp (ETags, Retry-After), failures thrown as ApiProblem,
+ * and the live view of a wallet (live-citizens.ts).
  */
-import { treaty } from "@elysiajs/eden";
-import type { App } from "../api/app.ts";
+import { type Treaty, treaty } from "@elysiajs/eden";
+import type { DefinitionBase, Elysia, MetadataBase, SingletonBase } from "elysia";
 import { createHttp, type Fetch } from "./http.ts";
 import { type LiveCitizens, type WatchOptions, watchCitizens } from "./live-citizens.ts";
 import { problemOf } from "./problem.ts";
+import type { Routes } from "./routes.ts";
 import type {
   Citizen,
   CitizenPage,
@@ -16,6 +17,12 @@ import type {
   S1Citizen,
   S2Citizen,
 } from "./types.ts";
+
+/** The app as Eden Treaty sees it: an Elysia type carrying the routes and nothing else. */
+type App = Elysia<"", SingletonBase, DefinitionBase, MetadataBase, Routes>;
+
+/** The raw Treaty client: a typed call for every route of the API. */
+export type Api = Treaty.Create<App>;
 
 export interface ClientOptions {
   /** The API's origin, e.g. `https://api.example.com` (no trailing path). */
@@ -48,7 +55,36 @@ function unwrap<Data>(answer: TreatyAnswer<Data>): Data {
 /** Wire types: the schemas' bigint ids arrive as JSON numbers. */
 const asWire = <T>(value: unknown) => value as T;
 
-export function createStakingClient(options: ClientOptions) {
+/** Options of one citizen's read: `block` answers as of that past block. */
+export interface CitizenOptions {
+  block?: number | bigint;
+}
+
+export interface StakingClient {
+  /** The raw Eden Treaty client, typed from the app, for anything the helpers do not cover. */
+  api: Api;
+  /** One citizen staked by `address`; throws ApiProblem (404) when it is not. */
+  citizen(
+    type: "s1",
+    id: string | number | bigint,
+    address: string,
+    options?: CitizenOptions,
+  ): Promise<S1Citizen>;
+  citizen(
+    type: "s2",
+    id: string | number | bigint,
+    address: string,
+    options?: CitizenOptions,
+  ): Promise<S2Citizen>;
+  /** One page of the listing. */
+  list(address: string, options?: ListOptions): Promise<CitizenPage>;
+  /** Every citizen the listing holds for the address (all pages, 100 at a time). */
+  listAll(address: string, options?: Omit<ListOptions, "cursor" | "limit">): Promise<Citizen[]>;
+  /** The address's staked citizens, kept current from the live stream. */
+  watch(address: string, options?: WatchOptions): LiveCitizens;
+}
+
+export function createStakingClient(options: ClientOptions): StakingClient {
   const baseUrl = options.baseUrl.replace(/\/+$/, "");
   const http = createHttp({ fetch: options.fetch, rateLimitRetries: options.rateLimitRetries });
   const api = treaty<App>(baseUrl, {
@@ -65,19 +101,19 @@ export function createStakingClient(options: ClientOptions) {
     type: "s1",
     id: string | number | bigint,
     address: string,
-    options?: { block?: number | bigint },
+    options?: CitizenOptions,
   ): Promise<S1Citizen>;
   async function citizen(
     type: "s2",
     id: string | number | bigint,
     address: string,
-    options?: { block?: number | bigint },
+    options?: CitizenOptions,
   ): Promise<S2Citizen>;
   async function citizen(
     type: CitizenType,
     id: string | number | bigint,
     address: string,
-    { block }: { block?: number | bigint } = {},
+    { block }: CitizenOptions = {},
   ): Promise<Citizen> {
     const query = { address, block: blockOf(block) };
     const params = { id: id.toString() };
@@ -90,7 +126,6 @@ export function createStakingClient(options: ClientOptions) {
     );
   }
 
-  /** One page of the listing. */
   async function list(address: string, options: ListOptions = {}): Promise<CitizenPage> {
     const { block, limit, ...rest } = options;
     const query = {
@@ -102,7 +137,6 @@ export function createStakingClient(options: ClientOptions) {
     return asWire<CitizenPage>(unwrap(await citizens.get({ query })));
   }
 
-  /** Every citizen the listing holds for the address (all pages, 100 at a time). */
   async function listAll(
     address: string,
     options: Omit<ListOptions, "cursor" | "limit"> = {},
@@ -118,12 +152,10 @@ export function createStakingClient(options: ClientOptions) {
   }
 
   return {
-    /** The raw Eden Treaty client, typed from the app, for anything the helpers do not cover. */
     api,
     citizen,
     list,
     listAll,
-    /** The address's staked citizens, kept current from the live stream. */
     watch(address: string, watchOptions: WatchOptions = {}): LiveCitizens {
       return watchCitizens({
         baseUrl,
@@ -135,5 +167,3 @@ export function createStakingClient(options: ClientOptions) {
     },
   };
 }
-
-export type StakingClient = ReturnType<typeof createStakingClient>;

@@ -1,4 +1,10 @@
-export { type ClientOptions, createStakingClient, type StakingClient } from "./client.ts";
+export {
+  type Api,
+  type CitizenOptions,
+  type ClientOptions,
+  createStakingClient,
+  type StakingClient,
+} from "./client.ts";
 export { createHttp, type Fetch, type HttpOptions } from "./http.ts";
 export {
   type Change,

@@ -11,7 +11,7 @@ import type { RpcObserver } from "./chain/client.ts";
 export interface ScrapeSources {
   indexedBlock(): Promise<bigint | undefined>;
   chainTip(): Promise<{ head: bigint; finalized: bigint }>;
-  counts(): Promise<{ readFailures: number; inferredHandClaims: number }>;
+  counts(): Promise<{ readFailures: number; staleMetadata: number; inferredHandClaims: number }>;
   queueCounts(): Promise<Record<string, Record<string, number>>>;
 }
 
@@ -103,6 +103,11 @@ export function createIndexerMetrics() {
     help: "Citizen reads recorded as failed on data (rows of read_failures)",
     registers,
   });
+  const staleMetadata = new Gauge({
+    name: `${PREFIX}stale_metadata`,
+    help: "Citizens whose tokenURI stopped reading, served with the name and image last read (counted in read_failures too)",
+    registers,
+  });
   const inferredHandClaims = new Gauge({
     name: `${PREFIX}inferred_hand_claims`,
     help: "S1 stakes whose Hand flag was inferred (the node has no trace API)",
@@ -138,6 +143,7 @@ export function createIndexerMetrics() {
     }
     if (counts.status === "fulfilled") {
       readFailures.set(counts.value.readFailures);
+      staleMetadata.set(counts.value.staleMetadata);
       inferredHandClaims.set(counts.value.inferredHandClaims);
     }
     if (queues.status === "fulfilled") {

@@ -88,7 +88,7 @@ export function renderStatus(status: Status, settings: StatusSettings): string[]
   }
   line(
     "read failures",
-    `${counts.readFailures} citizens with unreadable metadata (list: read-failures)`,
+    `${counts.readFailures} citizens with unreadable metadata, ${counts.staleMetadata} of them served with the name and image last read (list: read-failures)`,
   );
   line(
     "hand flags",

@@ -3,7 +3,10 @@
  * tokenURI answers without any event (a new renderer, a mended or broken token), so the follower
  * reads tokenURIs again at the head: every interval one page (one batched eth_call of 50),
  * cycling through every citizen, and recorded read failures first, each retried later after
- * every failed attempt. What changed is written and moves the data version (ETags, caches).
+ * every failed attempt. What changed is written and moves the data version (ETags, caches). A
+ * tokenURI that stops reading keeps the citizen's last readable name and image (a citizen that
+ * left its contract may revert there while its history stays valid), and is recorded as a read
+ * failure, so `read-failures`, `status` and the metrics show what is served stale.
  *
  * Rounds are jobs of a BullMQ job scheduler, so any number of follower processes make one round
  * per interval between them, not one each; where the cycle stands is kept in Redis.
@@ -12,6 +15,7 @@ import { type Job, Queue, type Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { PublicClient } from "viem";
+import type { ReadFailureRow } from "../../db/schema.ts";
 import { errorSummary } from "../../lib/log.ts";
 import type { Season } from "../../lib/vocabulary.ts";
 import { readTokenUris } from "../chain/citizen-reads.ts";
@@ -64,6 +68,8 @@ export interface RoundResult {
   changed: number;
   /** Recorded failures read again that still fail. */
   stillFailing: number;
+  /** TokenURIs that read before and not now: recorded, their name and image kept. */
+  stoppedReading: number;
 }
 
 export function createMetadataRefresher(deps: MetadataRefresherDeps) {
@@ -81,15 +87,13 @@ export function createMetadataRefresher(deps: MetadataRefresherDeps) {
   }
 
   /**
-   * The update for a citizen read again, or none: a tokenURI that does not read at the head
-   * keeps what is stored (a citizen that left its contract may revert there while its history
-   * stays valid); a recorded failure that now reads is cleared.
+   * The update for a citizen whose tokenURI read at the head, or none when nothing changed; a
+   * recorded failure that now reads is cleared.
    */
   function changeOf(
     row: StoredMetadata,
-    metadata: ReturnType<typeof metadataOf>,
+    metadata: { name?: string; image?: string },
   ): MetadataUpdate | undefined {
-    if (metadata.unreadable !== undefined) return undefined;
     const name = metadata.name ?? null;
     const image = metadata.image ?? null;
     if (name === row.name && image === row.image && !row.failing) return undefined;
@@ -98,6 +102,16 @@ export function createMetadataRefresher(deps: MetadataRefresherDeps) {
 
   const retryDelay = (attempts: number) =>
     Math.min(Math.max(deps.intervalMs, 1_000) * 2 ** attempts, MAX_RETRY_DELAY_MS);
+
+  /** A tokenURI that did not read at `head`, to record; the stored name and image stay. */
+  const failureOf = (row: CitizenKeyRow, reason: string, head: bigint): ReadFailureRow => ({
+    season: row.season,
+    citizenId: row.citizenId,
+    read: "tokenURI",
+    reason,
+    blockNumber: head,
+    retryAt: new Date(Date.now() + retryDelay(0)),
+  });
 
   /** Where the cycle stands: the last citizen of the previous page, or its start. */
   async function cycleAfter(): Promise<CitizenKeyRow | undefined> {
@@ -127,16 +141,18 @@ export function createMetadataRefresher(deps: MetadataRefresherDeps) {
       ...due,
       ...page.filter((row) => !dueKeys.has(`${row.season}:${row.citizenId}`)),
     ];
-    if (rows.length === 0) return { read: 0, changed: 0, stillFailing: 0 };
+    if (rows.length === 0) return { read: 0, changed: 0, stillFailing: 0, stoppedReading: 0 };
     const head = await client.getBlockNumber();
     const found = await metadataAt(rows, head);
     const updates: MetadataUpdate[] = [];
     const postponed: PostponedReadFailure[] = [];
+    const stopped: ReadFailureRow[] = [];
     rows.forEach((row, i) => {
       const metadata = found[i]!;
-      const update = changeOf(row, metadata);
-      if (update) updates.push(update);
-      else if ("attempts" in row && metadata.unreadable !== undefined) {
+      if (metadata.unreadable === undefined) {
+        const update = changeOf(row, metadata);
+        if (update) updates.push(update);
+      } else if ("attempts" in row) {
         const attempts = row.attempts + 1;
         postponed.push({
           season: row.season,
@@ -146,16 +162,27 @@ export function createMetadataRefresher(deps: MetadataRefresherDeps) {
           attempts,
           retryAt: new Date(Date.now() + retryDelay(attempts)),
         });
+      } else if (!row.failing) {
+        stopped.push(failureOf(row, metadata.unreadable, head));
       }
     });
     await store.updateMetadata(updates);
     await store.postponeReadFailures(postponed);
-    return { read: rows.length, changed: updates.length, stillFailing: postponed.length };
+    await store.recordReadFailures(stopped);
+    return {
+      read: rows.length,
+      changed: updates.length,
+      stillFailing: postponed.length,
+      stoppedReading: stopped.length,
+    };
   }
 
   async function runRound(_job: Job) {
     const result = await refreshRound();
     if (result.changed > 0) log.info(result, "metadata changed at the head");
+    if (result.stoppedReading > 0) {
+      log.warn(result, "tokenURIs stopped reading: their last readable names and images are kept");
+    }
     return result;
   }
 
@@ -172,27 +199,32 @@ export function createMetadataRefresher(deps: MetadataRefresherDeps) {
 
     /**
      * Reads the metadata of every citizen with a recorded read failure again, at the head, and
-     * keeps what now reads (the served name and image change with it).
+     * keeps what now reads (the served name and image change with it); one still failing keeps
+     * its stored name and image, and its failure the new reason.
      */
     async retryFailures() {
       const failures = await store.readFailures();
       const head = await client.getBlockNumber();
       const found = await metadataAt(failures, head);
-      const updates = failures.map(({ season, citizenId }, i) => {
-        const key = { season, citizenId };
+      const updates: MetadataUpdate[] = [];
+      const still: ReadFailureRow[] = [];
+      failures.forEach((row, i) => {
         const metadata = found[i]!;
-        return {
-          ...key,
+        if (metadata.unreadable !== undefined) {
+          still.push(failureOf(row, metadata.unreadable, head));
+          return;
+        }
+        const { season, citizenId } = row;
+        updates.push({
+          season,
+          citizenId,
           name: metadata.name ?? null,
           image: metadata.image ?? null,
-          ...(metadata.unreadable !== undefined && {
-            failure: { ...key, read: "tokenURI", reason: metadata.unreadable, blockNumber: head },
-          }),
-        };
+        });
       });
       await store.updateMetadata(updates);
-      const still = updates.filter((update) => update.failure).length;
-      return { fixed: updates.length - still, still };
+      await store.recordReadFailures(still);
+      return { fixed: updates.length, still: still.length };
     },
 
     /**
@@ -207,12 +239,20 @@ export function createMetadataRefresher(deps: MetadataRefresherDeps) {
         const stored = await store.storedMetadata(after, FULL_REFRESH_PAGE);
         if (stored.length === 0) return totals;
         const found = await metadataAt(stored, head);
-        const updates = stored.flatMap((row, i) => {
+        const updates: MetadataUpdate[] = [];
+        const stopped: ReadFailureRow[] = [];
+        stored.forEach((row, i) => {
           const metadata = found[i]!;
-          if (metadata.unreadable !== undefined) totals.unreadable++;
-          return changeOf(row, metadata) ?? [];
+          if (metadata.unreadable === undefined) {
+            const update = changeOf(row, metadata);
+            if (update) updates.push(update);
+            return;
+          }
+          totals.unreadable++;
+          if (!row.failing) stopped.push(failureOf(row, metadata.unreadable, head));
         });
         await store.updateMetadata(updates);
+        await store.recordReadFailures(stopped);
         totals.read += stored.length;
         totals.changed += updates.length;
         progress?.(totals.read);

@@ -39,6 +39,7 @@ import {
   type DueReadFailure,
   type MetadataUpdate,
   type PostponedReadFailure,
+  type ReadFailureListing,
   type StoredMetadata,
 } from "./metadata.ts";
 import {
@@ -57,6 +58,7 @@ export type {
   DueReadFailure,
   MetadataUpdate,
   PostponedReadFailure,
+  ReadFailureListing,
   StoredMetadata,
 } from "./metadata.ts";
 export type { CitizenKeyRow } from "./projection.ts";
@@ -140,7 +142,10 @@ export interface IndexerStore {
   knownCitizens(keys: CitizenKeyRow[]): Promise<CitizenRow[]>;
   recordHealth(role: IndexerRole, outcome: HealthOutcome): Promise<void>;
   health(): Promise<HealthRow[]>;
-  readFailures(): Promise<Array<typeof readFailures.$inferSelect>>;
+  /** Recorded read failures, each with the name and image its citizen is served meanwhile. */
+  readFailures(): Promise<ReadFailureListing[]>;
+  /** Records tokenURIs that do not read; the citizens keep their stored name and image. */
+  recordReadFailures(rows: ReadFailureRow[]): Promise<void>;
   /** Replaces the metadata of citizens read again, and forgets their recorded failures. */
   updateMetadata(rows: MetadataUpdate[]): Promise<void>;
   /** Up to `limit` citizens' stored metadata in key order, after `after` (a metadata refresh). */
@@ -161,6 +166,8 @@ export interface IndexerStore {
    */
   counts(): Promise<{
     readFailures: number;
+    /** Of those, tokenURIs that stopped reading: served with the name and image last read. */
+    staleMetadata: number;
     inferredHandClaims: number;
     events: number;
     citizenStakes: number;

@@ -3,19 +3,28 @@
  * recorded for them, with their retries. Part of `IndexerStore` (declared in index.ts); built
  * alone from a database handle and the writers' lock it shares with the range writes.
  */
-import { and, asc, eq, lte, sql } from "drizzle-orm";
+import { and, asc, eq, getTableColumns, lte, sql } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
 import { citizens, type ReadFailureRow, readFailures } from "../../db/schema.ts";
 import { type CitizenKeyRow, recompute, type Transaction } from "./projection.ts";
 
+/** A name and image read at the head: written, and any recorded failure of the citizen cleared. */
 export interface MetadataUpdate {
   season: number;
   citizenId: bigint;
   name: string | null;
   image: string | null;
-  /** Present when the new read failed too. */
-  failure?: ReadFailureRow;
 }
+
+/** A recorded read failure, with what the citizen is served meanwhile. */
+export type ReadFailureListing = typeof readFailures.$inferSelect & {
+  /**
+   * The stored name and image: read before the tokenURI stopped reading (kept by rule), or both
+   * null when it never read (the fallback name is served).
+   */
+  name: string | null;
+  image: string | null;
+};
 
 export interface StoredMetadata {
   season: number;
@@ -60,21 +69,46 @@ export function createMetadataStore(
         const key = (table: typeof citizens | typeof readFailures) =>
           and(eq(table.season, row.season), eq(table.citizenId, row.citizenId));
         await tx.update(citizens).set({ name: row.name, image: row.image }).where(key(citizens));
-        if (row.failure) {
-          await tx
-            .insert(readFailures)
-            .values(row.failure)
-            .onConflictDoUpdate({
-              target: [readFailures.season, readFailures.citizenId, readFailures.read],
-              set: { reason: row.failure.reason, recordedAt: sql`now()` },
-            });
-        } else {
-          await tx.delete(readFailures).where(key(readFailures));
-        }
+        await tx.delete(readFailures).where(key(readFailures));
       }
       await recompute(tx, rows, (await checkpoint(tx))!.indexedBlock);
       await markDataChanged(tx);
     });
+  }
+
+  /**
+   * Records tokenURIs that do not read, leaving the citizens' stored name and image as they are
+   * (the project's rule: a tokenURI that stops reading keeps the last readable ones), so the
+   * served data and its version do not change; `read-failures`, `status` and the metrics show
+   * them. A failure already recorded gets the new reason and block.
+   */
+  async function recordReadFailures(rows: ReadFailureRow[]) {
+    if (rows.length === 0) return;
+    await db
+      .insert(readFailures)
+      .values(rows)
+      .onConflictDoUpdate({
+        target: [readFailures.season, readFailures.citizenId, readFailures.read],
+        set: {
+          reason: sql`excluded.reason`,
+          blockNumber: sql`excluded.block_number`,
+          recordedAt: sql`now()`,
+        },
+      });
+  }
+
+  async function listReadFailures(): Promise<ReadFailureListing[]> {
+    return db
+      .select({ ...getTableColumns(readFailures), name: citizens.name, image: citizens.image })
+      .from(readFailures)
+      .leftJoin(
+        citizens,
+        and(
+          eq(citizens.season, readFailures.season),
+          eq(citizens.citizenId, readFailures.citizenId),
+        ),
+      )
+      .orderBy(asc(readFailures.season), asc(readFailures.citizenId), asc(readFailures.read));
   }
 
   async function storedMetadata(
@@ -153,7 +187,8 @@ export function createMetadataStore(
   }
 
   return {
-    readFailures: () => db.select().from(readFailures),
+    readFailures: listReadFailures,
+    recordReadFailures,
     updateMetadata,
     storedMetadata,
     dueReadFailures,

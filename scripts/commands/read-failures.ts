@@ -9,7 +9,7 @@ export function addReadFailuresCommand(program: Command): void {
   program
     .command("read-failures")
     .description(
-      "citizens whose metadata could not be read (served with the fallback name), and stakes whose Hand flag is inferred (the node had no trace API)",
+      "citizens whose metadata could not be read (served with the name and image last read, or the fallback name when it never read), and stakes whose Hand flag is inferred (the node had no trace API)",
     )
     .option(
       "--retry",
@@ -29,8 +29,12 @@ export function addReadFailuresCommand(program: Command): void {
       }
       const rows = await indexer.store.readFailures();
       for (const row of rows) {
+        const served =
+          row.name === null && row.image === null
+            ? "serves the fallback name"
+            : `serves the name and image last read: ${JSON.stringify(row.name)}`;
         console.log(
-          `s${row.season} #${row.citizenId}\t${row.read}\tblock ${row.blockNumber}\t${row.reason}`,
+          `s${row.season} #${row.citizenId}\t${row.read}\tblock ${row.blockNumber}\t${row.reason}\t${served}`,
         );
       }
       const inferred = await indexer.store.inferredHandClaims();

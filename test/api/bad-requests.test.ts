@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { version as UI_VERSION } from "swagger-ui-dist/package.json";
 import type { ProblemBody } from "../../api/problems.ts";
 import { createApiHarness, json, STAKER } from "./support.ts";
 
@@ -16,7 +17,12 @@ async function expectProblem(response: Response, status: number): Promise<Proble
   expect(response.status).toBe(status);
   expect(response.headers.get("content-type")).toBe("application/problem+json");
   const body = await json<ProblemBody>(response);
-  expect(body).toMatchObject({ status, title: expect.any(String), detail: expect.any(String) });
+  // A copy: Bun 1.4.5's toMatchObject writes its asymmetric matchers into the object it checks.
+  expect({ ...body }).toMatchObject({
+    status,
+    title: expect.any(String),
+    detail: expect.any(String),
+  });
   expect(body.type).toStartWith("https://");
   return body;
 }
@@ -150,6 +156,49 @@ describe("citizen id", () => {
     const max = (2n ** 256n - 1n).toString();
     await expectProblem(await api.request(single(max)), 404);
   });
+
+  test("the same number gets the same answer however many leading zeros it carries", async () => {
+    const plain = await api.request(single("1"));
+    expect(plain.status).toBe(200);
+    const body = await plain.text();
+    for (const zeros of [1, 77, 78, 79, 200, 7_000]) {
+      const padded = await api.request(single(`${"0".repeat(zeros)}1`));
+      expect({ zeros, status: padded.status }).toEqual({ zeros, status: 200 });
+      expect(await padded.text()).toBe(body);
+    }
+    const max = (2n ** 256n - 1n).toString();
+    const beyond = (2n ** 256n).toString();
+    for (const zeros of [0, 1, 100]) {
+      await expectProblem(await api.request(single(`${"0".repeat(zeros)}${max}`)), 404);
+      const body = await expectProblem(
+        await api.request(single(`${"0".repeat(zeros)}${beyond}`)),
+        400,
+      );
+      expect(body.parameter).toBe("id");
+    }
+  });
+
+  test("a path and query over 8,000 octets is 414 problem+json, whatever the path", async () => {
+    const fits = single(`${"0".repeat(8_000 - single("1").length)}1`);
+    expect(fits.length).toBe(8_000);
+    expect((await api.request(fits)).status).toBe(200);
+    for (const path of [
+      single(`${"0".repeat(8_001 - single("1").length)}1`),
+      `/${"a".repeat(8_000)}`,
+    ]) {
+      const body = await expectProblem(await api.request(path), 414);
+      expect(body.detail).toContain("8000");
+    }
+  });
+
+  test("an unknown token is 401 before an id beyond uint256 or a malformed cursor is judged", async () => {
+    const headers = { authorization: "Bearer cs_not-a-token" };
+    for (const path of [single((2n ** 256n).toString()), list("&cursor=abc")]) {
+      const response = await api.request(path, { headers });
+      await expectProblem(response, 401);
+      expect(response.headers.get("www-authenticate")).toBe('Bearer error="invalid_token"');
+    }
+  });
 });
 
 describe("listing parameters", () => {
@@ -197,6 +246,74 @@ describe("listing parameters", () => {
   });
 });
 
+describe("query parameters an endpoint does not take", () => {
+  const bases = [
+    `/v1/staking/citizens/s1/1?address=${STAKER}`,
+    `/v1/staking/citizens/s2/1?address=${STAKER}`,
+    `/v1/staking/citizens?address=${STAKER}`,
+    `/v1/staking/citizens/stream?address=${STAKER}`,
+  ];
+
+  test("an unknown parameter is 400 naming it, on every endpoint", async () => {
+    for (const base of bases) {
+      for (const extra of ["foo=1", "limt=5", "address2=x", "=x", "access_token=abc"]) {
+        const name = extra.slice(0, extra.indexOf("="));
+        const body = await expectProblem(await api.request(`${base}&${extra}`), 400);
+        expect({ base, parameter: body.parameter }).toEqual({ base, parameter: name });
+        expect(body.detail).toContain("is not a parameter of this endpoint; it takes address");
+      }
+    }
+  });
+
+  test("the stream refuses ?block= rather than ignore it", async () => {
+    const body = await expectProblem(await api.request(`${bases[3]}&block=5`), 400);
+    expect(body).toMatchObject({
+      parameter: "block",
+      detail: expect.stringContaining("takes address"),
+    });
+  });
+
+  test("a parameter given twice is 400 naming it, even with the same value or encoded", async () => {
+    const other = "0x0000000000000000000000000000000000000001";
+    const repeats: [string, string, string][] = [
+      ...bases.map((base): [string, string, string] => [base, `&address=${other}`, "address"]),
+      ...bases.map((base): [string, string, string] => [base, `&address=${STAKER}`, "address"]),
+      [bases[0]!, `&%61ddress=${STAKER}`, "address"],
+      [bases[0]!, "&block=5&block=5", "block"],
+      [bases[1]!, "&block=5&block=6", "block"],
+      [bases[2]!, "&block=5&block=5", "block"],
+      [bases[2]!, "&type=s1&type=s2", "type"],
+      [bases[2]!, "&sort=id&sort=id", "sort"],
+      [bases[2]!, "&order=asc&order=desc", "order"],
+      [bases[2]!, "&limit=1&limit=2", "limit"],
+      [bases[2]!, "&cursor=abc&cursor=abc", "cursor"],
+    ];
+    for (const [base, extra, parameter] of repeats) {
+      const body = await expectProblem(await api.request(`${base}${extra}`), 400);
+      expect({ extra, parameter: body.parameter }).toEqual({ extra, parameter });
+      expect(body.detail).toBe(`${parameter} is given more than once; give it once`);
+    }
+  });
+
+  test("the token is judged first: an unknown or missing token with an unknown parameter is 401", async () => {
+    for (const base of bases) {
+      const unknownToken: Record<string, string> = { authorization: "Bearer cs_not-a-token" };
+      for (const headers of [unknownToken, {}]) {
+        const response = await api.app.handle(
+          new Request(`http://localhost${base}&foo=1&address=x`, { headers }),
+        );
+        await expectProblem(response, 401);
+      }
+    }
+  });
+
+  test("health probes take any query (a load balancer may add a cache-buster)", async () => {
+    for (const path of ["/healthz?x=1", "/healthz?x=1&x=2"]) {
+      expect((await api.request(path)).status).toBe(200);
+    }
+  });
+});
+
 describe("paths and methods", () => {
   test("an unknown path is 404 problem+json", async () => {
     for (const path of ["/nope", "/v1/staking/citizens/s3/1", "/v1/staking/citizens/s1/1/extra"]) {
@@ -232,5 +349,28 @@ describe("paths and methods", () => {
   test("errors after authentication carry X-Indexed-Block", async () => {
     const response = await api.request(list("&limit=0"));
     expect(response.headers.get("x-indexed-block")).toBe("99");
+  });
+});
+
+describe("docs assets", () => {
+  const asset = (name: string) => `/docs/assets/${UI_VERSION}/${name}`;
+
+  test("the two files are served for long", async () => {
+    for (const name of ["swagger-ui-bundle.js", "swagger-ui.css"]) {
+      const response = await api.request(asset(name));
+      expect(response.status).toBe(200);
+      expect(response.headers.get("cache-control")).toContain("immutable");
+      expect((await response.text()).length).toBeGreaterThan(1_000);
+    }
+  });
+
+  test("every name Object.prototype holds is 404 problem+json, never cached for long", async () => {
+    const names = Object.getOwnPropertyNames(Object.prototype);
+    expect(names).toEqual(expect.arrayContaining(["constructor", "__proto__", "toString"]));
+    for (const name of [...names, "nope.js"]) {
+      const response = await api.request(asset(name));
+      await expectProblem(response, 404);
+      expect(response.headers.get("cache-control") ?? "").not.toContain("immutable");
+    }
   });
 });

@@ -1,9 +1,13 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { compileErrors, validate } from "@readme/openapi-parser";
+import type { TObject } from "@sinclair/typebox";
 import Ajv from "ajv";
+import { CitizenQuery, ListQuery } from "../../api/modules/citizens/model.ts";
+import { StreamQuery } from "../../api/modules/stream/model.ts";
 import { createApiHarness, STAKER } from "./support.ts";
 
 type Operation = {
+  parameters?: { name: string; in: string }[];
   responses: Record<
     string,
     { content?: Record<string, { schema: object }>; headers?: Record<string, object> }
@@ -81,6 +85,35 @@ describe("the OpenAPI document", () => {
       expect(headers("401")).toContain("www-authenticate");
       expect(headers("429")).toContain("retry-after");
       expect(headers("503")).toContain("retry-after");
+    });
+  }
+
+  /** Each endpoint's query, its `t` schema, and its path with the path parameters filled in. */
+  const queries: [string, TObject, string][] = [
+    ["/v1/staking/citizens/s1/{id}", CitizenQuery, "/v1/staking/citizens/s1/7"],
+    ["/v1/staking/citizens/s2/{id}", CitizenQuery, "/v1/staking/citizens/s2/7"],
+    ["/v1/staking/citizens", ListQuery, "/v1/staking/citizens"],
+    ["/v1/staking/citizens/stream", StreamQuery, "/v1/staking/citizens/stream"],
+  ];
+  for (const [path, schema, served] of queries) {
+    test(`${path} declares exactly the query parameters it takes, and refuses any other`, async () => {
+      const declared = (document.paths[path]?.get.parameters ?? [])
+        .filter((parameter) => parameter.in === "query")
+        .map((parameter) => parameter.name);
+      expect(declared.toSorted()).toEqual(Object.keys(schema.properties).toSorted());
+      // The server knows each declared name (given twice, it is refused as a repeat) ...
+      for (const name of declared) {
+        const response = await api.request(`${served}?address=${STAKER}&${name}=1&${name}=1`);
+        expect(response.status).toBe(400);
+        expect(await response.json()).toMatchObject({
+          parameter: name,
+          detail: expect.stringContaining("more than once"),
+        });
+      }
+      // ... and no other.
+      const response = await api.request(`${served}?address=${STAKER}&undeclared=1`);
+      expect(response.status).toBe(400);
+      expect(await response.json()).toMatchObject({ parameter: "undeclared" });
     });
   }
 

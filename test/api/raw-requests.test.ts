@@ -105,6 +105,15 @@ describe("methods the app sees", () => {
   });
 });
 
+describe("long targets", () => {
+  test("a path and query over 8,000 octets is the app's 414 problem+json, below Bun's 16 KiB", async () => {
+    const target = `/v1/staking/citizens/s1/${"0".repeat(8_000)}1?address=${STAKER}`;
+    const answer = await exchange(request(`GET ${target} HTTP/1.1`));
+    expect(statusOf(answer)).toBe("HTTP/1.1 414 URI Too Long");
+    expect(headerOf(answer, "content-type")).toBe("application/problem+json");
+  });
+});
+
 /**
  * The requests Bun's parser answers before the app sees them: the label api/README.md gives
  * each, the bytes, and the answer as the README words it.

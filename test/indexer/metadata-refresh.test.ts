@@ -1,8 +1,9 @@
 /**
  * `refresh-metadata`: every citizen's tokenURI read again at the head, what changed kept, and a
- * tokenURI that no longer reads at the head never wiping the name the citizen was indexed with.
- * Then the same with no command at all: the metadata contract swapped under a running follower,
- * whose scheduled refresh makes names, images and the API's ETags follow.
+ * tokenURI that no longer reads at the head never wiping the name the citizen was indexed with,
+ * yet listed in `read-failures`, `status` and the metrics. Then the same with no command at all:
+ * a scheduled round records a tokenURI that stopped reading, and the metadata contract swapped
+ * under a running follower makes names, images and the API's ETags follow.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Queue } from "bullmq";
@@ -27,6 +28,8 @@ const STARTS_REVERTING = 60_001n;
 const MENDED = 60_002n;
 /** Readable throughout. */
 const UNCHANGED = 60_003n;
+/** Indexed readable, then reverts at the head, found by a scheduled round. */
+const STOPS_IN_ROUND = 60_004n;
 /** Staked under the follower: readable, then its contract's code swapped. */
 const SWAPPED = 60_011n;
 /** Staked under the follower with malformed JSON (a read failure), then mended. */
@@ -73,7 +76,7 @@ beforeAll(async () => {
   devnet = await startScenarioDevnet({ events: 60, seed: "metadata-refresh" });
   actions = stakingActions(devnet.client, devnet.deployment);
   await actions.wallet(WALLET);
-  const ids = [STARTS_REVERTING, MENDED, UNCHANGED];
+  const ids = [STARTS_REVERTING, MENDED, UNCHANGED, STOPS_IN_ROUND];
   await actions.mine(ids.map((id) => actions.mintS1(WALLET, id)));
   await actions.mine([actions.setMetadataFault(1, MENDED, 6)]);
   await actions.mine(ids.map((id) => actions.stake(WALLET, 1, id)));
@@ -118,16 +121,84 @@ describe("refresh-metadata", () => {
     expect(mended.citizen?.name).toBeString();
     expect(mended.served).toEqual(mended.citizen);
     expect(mended.failures).toBe(0);
-    // Reverting at the head says nothing of the citizen indexed before: its name stays.
-    expect(await stored(STARTS_REVERTING)).toEqual(before.reverting);
+    // Reverting at the head says nothing of the citizen indexed before: its name stays, and
+    // the failure is recorded, so what is served stale shows.
+    expect(await stored(STARTS_REVERTING)).toEqual({ ...before.reverting, failures: 1 });
     expect(await stored(UNCHANGED)).toEqual(before.unchanged);
     expect(await harness.mismatches([WALLET])).toEqual([]);
+    await expectListedStale(STARTS_REVERTING, before.reverting.citizen!.name!, 1);
 
-    // A second refresh finds nothing new.
+    // A second refresh finds nothing new; an operator's retry keeps the name too.
     const again = await harness.cli(["refresh-metadata"]);
     expect(again.stdout).toContain(`: 0 changed, 1 unreadable`);
+    const retried = await harness.cli(["read-failures", "--retry"]);
+    expect(retried.stdout).toContain("0 fixed, 1 still failing");
+    expect(await stored(STARTS_REVERTING)).toEqual({ ...before.reverting, failures: 1 });
+  });
+
+  test("a scheduled round records a tokenURI that stopped reading and keeps its name, its ETag unmoved", async () => {
+    const api = await createApiHarness({ databaseUrl: harness.database.url });
+    try {
+      const before = await stored(STOPS_IN_ROUND);
+      expect(before.citizen?.name).toBeString();
+      expect(before.failures).toBe(0);
+      const path = `/v1/staking/citizens/s1/${STOPS_IN_ROUND}?address=${WALLET}`;
+      const etag = (await api.request(path)).headers.get("etag");
+      await actions.mine([actions.setMetadataFault(1, STOPS_IN_ROUND, 2)]);
+
+      const redis = redisConnection(harness.redis.url);
+      const refresher = createMetadataRefresher({
+        client: harness.indexer.client,
+        contracts: harness.indexer.contracts,
+        store: harness.indexer.store,
+        redis,
+        queuePrefix: harness.redis.prefix,
+        log: logger("metadata-test"),
+        intervalMs: 0,
+      });
+      try {
+        // Rounds go a page at a time through every citizen: one full cycle reaches it.
+        const [{ n: citizenCount }] = (await harness.indexer.database.db
+          .select({ n: count() })
+          .from(citizens)) as [{ n: number }];
+        let stopped = 0;
+        for (let round = 0; round <= citizenCount / 50 + 1 && stopped === 0; round++) {
+          stopped += (await refresher.refreshRound()).stoppedReading;
+        }
+        expect(stopped).toBe(1);
+      } finally {
+        redis.disconnect();
+      }
+
+      expect(await stored(STOPS_IN_ROUND)).toEqual({ ...before, failures: 1 });
+      await expectListedStale(STOPS_IN_ROUND, before.citizen!.name!, 2);
+      // The served data did not change: same name, same ETag.
+      const after = await api.request(path);
+      expect(after.headers.get("etag")).toBe(etag);
+      expect(((await after.json()) as { name: string }).name).toBe(before.citizen!.name!);
+    } finally {
+      await api.close();
+    }
   });
 });
+
+/**
+ * `read-failures` lists the citizen with the name it keeps, and `status` and the metrics count
+ * `stale` citizens served so (every recorded failure here is one).
+ */
+async function expectListedStale(id: bigint, name: string, stale: number) {
+  const listed = await harness.cli(["read-failures"]);
+  expect(listed.code).toBe(0);
+  const line = listed.stdout.split("\n").find((each) => each.startsWith(`s1 #${id}\ttokenURI`));
+  expect(line).toContain(`serves the name and image last read: ${JSON.stringify(name)}`);
+  const status = await harness.cli(["status"]);
+  expect(status.stdout).toContain(
+    `${stale} citizens with unreadable metadata, ${stale} of them served with the name and image last read`,
+  );
+  const metrics = await harness.indexer.metrics.scrape();
+  expect(metrics).toContain(`\ncitizen_staking_read_failures ${stale}\n`);
+  expect(metrics).toContain(`\ncitizen_staking_stale_metadata ${stale}\n`);
+}
 
 describe("the follower's scheduled metadata refresh", () => {
   test("the metadata contract swapped under a running follower: names, images and ETags follow with no command", async () => {

@@ -69,12 +69,25 @@ export type Admit = (
   count?: boolean,
 ) => void;
 
+export interface Admission {
+  admit: Admit;
+  /**
+   * Whether `admit` judged the token of the request whose `set` this is: a bad parameter found
+   * before that (validation, a malformed cursor) still owes the token check, so an unknown token
+   * is 401 whatever the parameters.
+   */
+  judged(set: object): boolean;
+}
+
 export function createAdmission({
   limiter,
   rateLimitPerMinute,
   usage,
-}: AdmissionDependencies): Admit {
-  return (check, set, count = true) => {
+}: AdmissionDependencies): Admission {
+  // Each request has its own `set`; held weakly, so it goes with the request.
+  const judgedSets = new WeakSet<object>();
+  const admit: Admit = (check, set, count = true) => {
+    judgedSets.add(set);
     setIndexedBlock(set, check.indexedBlock);
     if (check.status !== "valid") throw new Unauthorized(REFUSALS[check.status], true);
     if (!count) return;
@@ -82,4 +95,5 @@ export function createAdmission({
     if (!decision.allowed) throw new RateLimited(rateLimitPerMinute, decision.retryAfterSeconds);
     usage.used(check.tokenId);
   };
+  return { admit, judged: (set) => judgedSets.has(set) };
 }

@@ -9,9 +9,14 @@ import type { Order, Sort } from "./model.ts";
 
 const UINT256_MAX = 2n ** 256n - 1n;
 
-/** Decimal digits of a uint256; below 78 digits every number fits, so only 78 are compared. */
+/**
+ * Decimal digits of a uint256, leading zeros allowed (as many as the URL holds: the same number
+ * gets the same answer); below 78 significant digits every number fits, so only 78 are compared.
+ */
 export function isUint256(value: string): boolean {
-  return /^[0-9]{1,78}$/.test(value) && (value.length < 78 || BigInt(value) <= UINT256_MAX);
+  if (!/^[0-9]+$/.test(value)) return false;
+  const significant = value.replace(/^0+(?=.)/, "");
+  return significant.length < 78 || (significant.length === 78 && BigInt(value) <= UINT256_MAX);
 }
 
 /** The canonical digits of a uint256 given as digits: "007" and "7" name one citizen. */

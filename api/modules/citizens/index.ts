@@ -3,6 +3,7 @@ import { Elysia } from "elysia";
 import { CACHE_CONTROL, etagFor, finalEtagFor, noneMatch } from "../../http-cache.ts";
 import { okResponse, problemResponses } from "../../openapi.ts";
 import { BadParameter, CitizenNotStaked } from "../../problems.ts";
+import { refuseUnexpectedParameters } from "../../query-parameters.ts";
 import type { ResponseCache } from "../../response-cache.ts";
 import { type Admit, authentication } from "../auth/index.ts";
 import type { TokenCheck, TokenService } from "../auth/token.ts";
@@ -127,7 +128,7 @@ export function citizensModule({ citizens, tokens, admit, cache, images }: Citiz
     id: string,
     query: { address: string; block?: string },
   ) {
-    // The schema admits 1 to 78 digits; the last step to uint256 is a comparison.
+    // The schema admits any digits; the last step to uint256 is a comparison.
     if (!isUint256(id)) {
       throw new BadParameter("id", `id: ${CitizenParams.properties.id.description}`);
     }
@@ -184,6 +185,7 @@ export function citizensModule({ citizens, tokens, admit, cache, images }: Citiz
       {
         params: CitizenParams,
         query: CitizenQuery,
+        transform: refuseUnexpectedParameters(CitizenQuery),
         detail: detail("One S1 citizen staked by an address", S1Record),
       },
     )
@@ -194,6 +196,7 @@ export function citizensModule({ citizens, tokens, admit, cache, images }: Citiz
       {
         params: CitizenParams,
         query: CitizenQuery,
+        transform: refuseUnexpectedParameters(CitizenQuery),
         detail: detail("One S2 citizen staked by an address", S2Record),
       },
     )
@@ -252,6 +255,7 @@ export function citizensModule({ citizens, tokens, admit, cache, images }: Citiz
       },
       {
         query: ListQuery,
+        transform: refuseUnexpectedParameters(ListQuery),
         detail: detail("The citizens an address has staked, a page at a time", CitizenPage),
       },
     );

@@ -102,8 +102,9 @@ const address = t.String({
 });
 
 export const CitizenParams = t.Object({
+  // Any number of digits: leading zeros change nothing; the uint256 bound is a comparison.
   id: t.String({
-    pattern: "^[0-9]{1,78}$",
+    pattern: "^[0-9]+$",
     description: "the citizen id: a decimal integer in uint256 range",
   }),
 });
@@ -111,7 +112,7 @@ export const CitizenParams = t.Object({
 /** `?block=N`: the answer as of a past block; the range check against the indexed one follows. */
 const block = t.Optional(
   t.String({
-    pattern: "^[0-9]{1,78}$",
+    pattern: "^[0-9]+$",
     description:
       "answer as the data stood after this block (a decimal block number from the first block with a staker event to the indexed block); the current data when absent",
   }),

@@ -11,6 +11,7 @@ import type { Database } from "../../../db/client.ts";
 import { INDEXED_BLOCK_HEADER } from "../../indexed-block.ts";
 import { problemResponses } from "../../openapi.ts";
 import { Problem } from "../../problems.ts";
+import { refuseUnexpectedParameters } from "../../query-parameters.ts";
 import { type Admit, authentication } from "../auth/index.ts";
 import type { TokenService } from "../auth/token.ts";
 import { CITIZENS_PREFIX } from "../citizens/index.ts";
@@ -310,6 +311,7 @@ export function streamModule({
         },
         {
           query: StreamQuery,
+          transform: refuseUnexpectedParameters(StreamQuery),
           headers: StreamHeaders,
           detail: {
             summary: "Live changes to the citizens an address has staked (Server-Sent Events)",

@@ -5,7 +5,8 @@
 import { t } from "elysia";
 import { CitizenQuery, CitizenRecord } from "../citizens/model.ts";
 
-export const StreamQuery = CitizenQuery;
+/** The address alone: a stream follows the head, so `block` is refused (resume with Last-Event-ID). */
+export const StreamQuery = t.Object({ address: CitizenQuery.properties.address });
 
 export const StreamHeaders = t.Object({
   "last-event-id": t.Optional(
