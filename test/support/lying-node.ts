@@ -73,8 +73,7 @@ export function startLyingNode(upstream: string) {
     /** Reads answered from another block's state than the one they named. */
     shiftedReads: 0,
     refusedBlockHashes: 0,
-    /** HTTP requests answered by the node behind, and its calls about blocks it lacked. */
-    behindRequests: 0,
+    /** Calls the node behind answered about blocks it lacked. */
     lackedBlocks: 0,
     /** eth_calls at the head held until the next block, then answered from its state. */
     lateHeadReads: 0,
@@ -344,7 +343,6 @@ export function startLyingNode(upstream: string) {
       const parsed = (await request.json()) as RpcCall | RpcCall[];
       // One node answers a whole HTTP request, as a load balancer routes it.
       const behind = lag && random.chance(lag.share) ? lag : undefined;
-      if (behind) counts.behindRequests++;
       const calls = lateHeadReads ? await answerHeadReadsLate([parsed].flat()) : [parsed].flat();
       const answers = behind ? await answerBehind(calls, behind) : await answer(calls);
       return Response.json(Array.isArray(parsed) ? answers : answers[0]);
