@@ -127,7 +127,7 @@ export async function verifyAtCheckpoint(input: VerifyInput): Promise<Verified> 
 }
 
 /** Every block verify chose moved under its reads: nothing it read can be trusted. */
-export class ChainUnsettled extends Error {
+class ChainUnsettled extends Error {
   override name = "ChainUnsettled";
 }
 
