@@ -23,7 +23,7 @@ export class BlockNotIndexed extends Error {
 }
 
 export async function stakedCitizensAt(
-  db: Database,
+  db: Pick<Database, "execute">,
   at: bigint,
   wallet?: string,
 ): Promise<StakedCitizen[]> {

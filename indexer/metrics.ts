@@ -66,6 +66,12 @@ export function createIndexerMetrics() {
     help: "Rollbacks of indexed blocks that left the chain (reorgs)",
     registers,
   });
+  const nodeBehindWaits = new Counter({
+    name: `${PREFIX}node_behind_waits_total`,
+    help: "Jobs that waited for the node to have a block it lacked (a node behind, not a reorg), by queue",
+    labelNames: ["queue"],
+    registers,
+  });
   const reorgRemovedEvents = new Counter({
     name: `${PREFIX}reorg_removed_events_total`,
     help: "Staker events removed by rollbacks",
@@ -96,6 +102,11 @@ export function createIndexerMetrics() {
   const lagBlocks = new Gauge({
     name: `${PREFIX}lag_blocks`,
     help: "Blocks between the node's head and the checkpoint",
+    registers,
+  });
+  const nodeBehindBlocks = new Gauge({
+    name: `${PREFIX}node_behind_blocks`,
+    help: "Blocks the node's head is below the checkpoint (0 when it is not): the follower waits for it",
     registers,
   });
   const readFailures = new Gauge({
@@ -139,7 +150,11 @@ export function createIndexerMetrics() {
     if (tip.status === "fulfilled") {
       headBlock.set(Number(tip.value.head));
       finalizedBlock.set(Number(tip.value.finalized));
-      if (indexedValue !== undefined) lagBlocks.set(Number(tip.value.head - indexedValue));
+      if (indexedValue !== undefined) {
+        lagBlocks.set(Number(tip.value.head - indexedValue));
+        const behind = indexedValue - tip.value.head;
+        nodeBehindBlocks.set(behind > 0n ? Number(behind) : 0);
+      }
     }
     if (counts.status === "fulfilled") {
       readFailures.set(counts.value.readFailures);
@@ -191,6 +206,9 @@ export function createIndexerMetrics() {
     async rpcCalls(): Promise<Record<string, number>> {
       const { values } = await rpcRequests.get();
       return Object.fromEntries(values.map((value) => [String(value.labels.method), value.value]));
+    },
+    waitedForNode(queue: string) {
+      nodeBehindWaits.inc({ queue });
     },
     rolledBack(removedEvents: number) {
       reorgRollbacks.inc();

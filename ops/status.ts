@@ -54,7 +54,7 @@ export function renderStatus(status: Status, settings: StatusSettings): string[]
   line("head", tip.head.toString());
   line("finalized", `${tip.finalized} (${finality}; chunk jobs index up to it)`);
   line("indexed block", indexed?.toString() ?? "none yet");
-  line("lag", indexed === undefined ? "-" : `${tip.head - indexed} blocks`);
+  line("lag", renderLag(tip.head, indexed));
   line("scheduled to", checkpoint?.scheduledBlock.toString() ?? "-");
   line(
     "chunk jobs",
@@ -97,6 +97,13 @@ export function renderStatus(status: Status, settings: StatusSettings): string[]
   line("rpc calls", renderRpcCalls(counts));
   // Failed jobs keep their error's own message (a node URL with its key, for viem's errors).
   return lines.map(redactSecrets);
+}
+
+/** How far the indexer is behind the node's head, or the node behind the indexer. */
+function renderLag(head: bigint, indexed: bigint | undefined): string {
+  if (indexed === undefined) return "-";
+  if (head >= indexed) return `${head - indexed} blocks`;
+  return `the node is ${indexed - head} blocks behind the indexed block: the follower waits for it (nothing is rolled back on a node behind)`;
 }
 
 /** The calls every worker process made, against what is stored: the cost of indexing so far. */

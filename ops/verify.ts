@@ -1,13 +1,23 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
-import type { Address, PublicClient } from "viem";
+import type { Address, Hex, PublicClient } from "viem";
 import { mainnetStakerAbi as stakerAbi } from "../contracts/generated/MainnetStaker.ts";
 import { stakedCitizensAt } from "../db/as-of.ts";
 import type { Database } from "../db/client.ts";
-import { type StakedCitizen, stakedCitizens, stakerEvents } from "../db/schema.ts";
+import {
+  blocks,
+  indexerCheckpoints,
+  type StakedCitizen,
+  stakedCitizens,
+  stakerEvents,
+} from "../db/schema.ts";
 import type { StakerContracts } from "../indexer/chain/contracts.ts";
+import { NodeBehind } from "../indexer/chain/node-behind.ts";
 import { readUnbatched } from "../indexer/chain/unbatched-read.ts";
 import { CITIZEN_ASSETS } from "../lib/vocabulary.ts";
 import { citizenKey, escrowedCitizens } from "./escrow.ts";
+
+/** The database, or a transaction on it: what the table side of verify reads through. */
+type Reader = Pick<Database, "select" | "selectDistinct" | "execute">;
 
 export interface Mismatch {
   wallet: string;
@@ -19,7 +29,7 @@ export interface Mismatch {
 }
 
 /** Wallets that ever staked a citizen: the ones whose positions the tables claim to know. */
-export async function citizenStakers(db: Database): Promise<string[]> {
+export async function citizenStakers(db: Reader): Promise<string[]> {
   const rows = await db
     .selectDistinct({ account: stakerEvents.account })
     .from(stakerEvents)
@@ -46,6 +56,19 @@ export function invariantProblems(row: StakedCitizen): string[] {
   return problems;
 }
 
+/** What verify compares at a block, on either side. */
+interface VerifyInput {
+  client: PublicClient;
+  db: Database;
+  contracts: StakerContracts;
+  /** The wallets whose positions are read; absent: every wallet the tables or the escrow name. */
+  wallets?: string[];
+  /** Check the tables' history (staked_citizens_at) at the block instead of the live projection. */
+  asOf?: boolean;
+  /** Also derive the staked set from the citizens' Transfer logs from block `from` to the block. */
+  escrow?: { from: bigint; maxLogRange: number };
+}
+
 /**
  * Compares what the tables say is staked with the chain at block `at`: the staker's own views
  * (getStakerPositions for the set of citizens, and every stored field against its getter), and,
@@ -53,21 +76,149 @@ export function invariantProblems(row: StakedCitizen): string[] {
  * stake missing from the tables altogether is found too. With `asOf` the tables are read as they
  * stood after `at` (staked_citizens_at), so activity indexed between the chain reads and the
  * table reads is no false alarm, and the live rows the API serves are checked against that
- * rule at the checkpoint; otherwise the live projection is read.
+ * rule at the checkpoint; otherwise the live projection is read. Every table read is made in one
+ * snapshot, and the chain is asked about the block by its stored hash when the tables keep one.
  */
-export async function verifyAgainstChain(input: {
-  client: PublicClient;
-  db: Database;
-  contracts: StakerContracts;
+export async function verifyAgainstChain(input: VerifyInput & { at: bigint }): Promise<Mismatch[]> {
+  return compareWithChain(input, await readTables(input, { at: input.at }));
+}
+
+/** What `verify` finds at the block it compared, and which block that was. */
+export interface Verified {
   at: bigint;
-  /** The wallets whose positions are read; absent: every wallet the tables or the escrow name. */
-  wallets?: string[];
-  /** Check the tables' history (staked_citizens_at) at `at` instead of the live projection. */
-  asOf?: boolean;
-  /** Also derive the staked set from the citizens' Transfer logs from block `from` to `at`. */
-  escrow?: { from: bigint; maxLogRange: number };
-}): Promise<Mismatch[]> {
-  const { client, db, contracts, at } = input;
+  mismatches: Mismatch[];
+}
+
+/** Times verify reads again when the block it chose is not the node's (yet, or any longer). */
+const VERIFY_ATTEMPTS = 3;
+
+/** How long a node's head must stay where it is for verify to read at it (a quiet chain). */
+const QUIET_HEAD_MS = 2_000;
+
+/**
+ * `verify` on a live system: the tables at the newest block they had reached that is settled on
+ * the node, read in one snapshot with the checkpoint (rows the follower writes meanwhile are not
+ * seen), and the chain at that very block, by its stored hash. Settled: below the node's head
+ * while the chain moves, since a node can answer a read at its head from the block it is
+ * building (anvil does while it mines the next one, by number and by hash alike), and the head
+ * is the block a reorg replaces first; the head itself once it has stayed put for a while (a
+ * quiet devnet), checked again after the reads. A node that lacks the block (behind, or the
+ * block left its chain) is asked again at a new one.
+ */
+export async function verifyAtCheckpoint(input: VerifyInput): Promise<Verified> {
+  const asOf = { ...input, asOf: true };
+  for (let attempt = 1; ; attempt++) {
+    const { head, quiet } = await settledHead(input);
+    const tables = await readTables(asOf, { atMost: quiet ? head : head - 1n });
+    try {
+      const mismatches = await compareWithChain(asOf, tables);
+      if (tables.at < head || (await headAfterReads(input.client)) === head) {
+        return { at: tables.at, mismatches };
+      }
+      if (attempt === VERIFY_ATTEMPTS) {
+        throw new ChainUnsettled(
+          `a block was mined while verify read block ${tables.at}, the node's head, ${attempt} times; run verify again`,
+        );
+      }
+    } catch (error) {
+      if (!(error instanceof NodeBehind) || attempt === VERIFY_ATTEMPTS) throw error;
+    }
+  }
+}
+
+/** Every block verify chose moved under its reads: nothing it read can be trusted. */
+class ChainUnsettled extends Error {
+  override name = "ChainUnsettled";
+}
+
+/**
+ * The node's head, and whether it stayed put: it is watched until it moves or passes the
+ * checkpoint, for QUIET_HEAD_MS at most.
+ */
+async function settledHead(input: VerifyInput): Promise<{ head: bigint; quiet: boolean }> {
+  const [checkpoint] = await input.db
+    .select({ indexedBlock: indexerCheckpoints.indexedBlock })
+    .from(indexerCheckpoints);
+  if (!checkpoint) throw new NothingIndexed("nothing indexed yet");
+  const first = await input.client.getBlockNumber();
+  let head = first;
+  const deadline = Date.now() + QUIET_HEAD_MS;
+  while (head === first && head <= checkpoint.indexedBlock && Date.now() < deadline) {
+    await Bun.sleep(100);
+    head = await input.client.getBlockNumber();
+  }
+  return { head, quiet: head === first && head <= checkpoint.indexedBlock };
+}
+
+/** The node's head a moment after reads at its head: a block mined during them shows by then. */
+async function headAfterReads(client: PublicClient): Promise<bigint> {
+  await Bun.sleep(500);
+  return client.getBlockNumber();
+}
+
+/** The checkpoint is missing: nothing has been indexed yet. */
+export class NothingIndexed extends Error {
+  override name = "NothingIndexed";
+}
+
+type DriftRow = { staker: string; season: number; citizen_id: string; columns: string };
+
+/** The table side of a comparison, read in one snapshot. */
+interface TableSide {
+  at: bigint;
+  /** The stored hash of `at`, when the tables keep it: the chain is asked about that block. */
+  blockHash?: Hex;
+  /** Wallets that ever staked a citizen (only when no wallets were given). */
+  stakers: string[];
+  rows: StakedCitizen[];
+  /** Live rows that differ from the rule at the checkpoint (with asOf). */
+  drift: DriftRow[];
+}
+
+/**
+ * Everything verify reads from the tables, in one read-only repeatable-read transaction: the
+ * block (given, or the checkpoint up to `atMost`), its hash, the stakers, the rows and the
+ * drift all come from one snapshot, whatever the follower commits meanwhile.
+ */
+function readTables(
+  input: VerifyInput,
+  block: { at: bigint } | { atMost: bigint },
+): Promise<TableSide> {
+  const { wallets, asOf, escrow } = input;
+  return input.db.transaction(
+    async (tx) => {
+      const at = "at" in block ? block.at : await checkpointAtMost(tx, block.atMost);
+      const [stored] = await tx
+        .select({ hash: blocks.hash })
+        .from(blocks)
+        .where(eq(blocks.number, at));
+      const stakers = wallets ? [] : await citizenStakers(tx);
+      const rows = asOf
+        ? await stakedCitizensAt(tx, at)
+        : escrow || !wallets
+          ? await tx.select().from(stakedCitizens)
+          : wallets.length
+            ? await tx.select().from(stakedCitizens).where(inArray(stakedCitizens.staker, wallets))
+            : [];
+      const drift = asOf ? await projectionDrift(tx) : [];
+      return { at, blockHash: stored?.hash as Hex | undefined, stakers, rows, drift };
+    },
+    { isolationLevel: "repeatable read", accessMode: "read only" },
+  );
+}
+
+/** The newest block the tables had reached, up to `atMost`. */
+async function checkpointAtMost(tx: Reader, atMost: bigint): Promise<bigint> {
+  const [checkpoint] = await tx
+    .select({ indexedBlock: indexerCheckpoints.indexedBlock })
+    .from(indexerCheckpoints);
+  if (!checkpoint) throw new NothingIndexed("nothing indexed yet");
+  return checkpoint.indexedBlock < atMost ? checkpoint.indexedBlock : atMost;
+}
+
+async function compareWithChain(input: VerifyInput, tables: TableSide): Promise<Mismatch[]> {
+  const { client, contracts } = input;
+  const { at, blockHash } = tables;
   const mismatches: Mismatch[] = [];
   const escrow = input.escrow
     ? await escrowedCitizens(client, contracts, { ...input.escrow, to: at })
@@ -75,10 +226,7 @@ export async function verifyAgainstChain(input: {
   const wallets =
     input.wallets ??
     [
-      ...new Set([
-        ...(await citizenStakers(db)),
-        ...[...(escrow?.values() ?? [])].map((held) => held.wallet),
-      ]),
+      ...new Set([...tables.stakers, ...[...(escrow?.values() ?? [])].map((held) => held.wallet)]),
     ].sort();
   const positions = await Promise.all(
     wallets.map((wallet) =>
@@ -88,17 +236,12 @@ export async function verifyAgainstChain(input: {
         functionName: "getStakerPositions",
         args: [wallet as Address],
         blockNumber: at,
+        blockHash,
       }),
     ),
   );
   const wanted = new Set(wallets);
-  const allRows = input.asOf
-    ? await stakedCitizensAt(db, at)
-    : escrow
-      ? await db.select().from(stakedCitizens)
-      : wallets.length
-        ? await db.select().from(stakedCitizens).where(inArray(stakedCitizens.staker, wallets))
-        : [];
+  const allRows = tables.rows;
   const rows = allRows.filter((row) => wanted.has(row.staker));
   const byWallet = new Map<string, Map<string, StakedCitizen>>();
   for (const row of rows) {
@@ -112,7 +255,7 @@ export async function verifyAgainstChain(input: {
     season: number,
     citizenId: bigint,
     field: string,
-    tables: unknown,
+    tableValue: unknown,
     chain: unknown,
   ) => {
     reported.add(citizenKey(season, citizenId));
@@ -121,7 +264,7 @@ export async function verifyAgainstChain(input: {
       season,
       citizenId: citizenId.toString(),
       field,
-      tables: String(tables),
+      tables: String(tableValue),
       chain: String(chain),
     });
   };
@@ -167,7 +310,7 @@ export async function verifyAgainstChain(input: {
 
   if (input.asOf) {
     // The rows the API serves, against the rule they were projected by.
-    for (const row of await projectionDrift(db)) {
+    for (const row of tables.drift) {
       report(
         row.staker,
         row.season,
@@ -206,8 +349,8 @@ export async function verifyAgainstChain(input: {
  * that differ: the live table is the projection at the checkpoint, and one statement reads both
  * in one snapshot, whatever the follower writes meanwhile.
  */
-async function projectionDrift(db: Database) {
-  return db.execute<{ staker: string; season: number; citizen_id: string; columns: string }>(sql`
+async function projectionDrift(db: Reader): Promise<DriftRow[]> {
+  return db.execute<DriftRow>(sql`
     with checkpoint as (select indexed_block from indexer_checkpoints),
     fresh as (
       select f.* from checkpoint, staked_citizens_at(checkpoint.indexed_block) f

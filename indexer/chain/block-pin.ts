@@ -11,6 +11,7 @@ import {
   zeroAddress,
 } from "viem";
 import { errorSummary, logger } from "../../lib/log.ts";
+import { behindAs, lacksBlock, NodeBehind } from "./node-behind.ts";
 
 /**
  * The block a read is made at. With `blockHash`, the read names the block by hash (EIP-1898), so
@@ -53,11 +54,14 @@ export async function pinnedRead<T>(
   block: BlockAt,
   read: (at: BlockParameter) => Promise<T>,
 ): Promise<T> {
-  const byNumber = () => read({ blockNumber: block.blockNumber });
+  const byNumber = () =>
+    behindAs(block.blockNumber, () => read({ blockNumber: block.blockNumber }));
   if (block.blockHash === undefined || !(await takesBlockHashes(client))) return byNumber();
   try {
     return await read({ blockHash: block.blockHash });
   } catch (error) {
+    // A node without the block (one behind a load balancer's others) waits for it.
+    if (lacksBlock(error)) throw new NodeBehind(block.blockNumber, undefined, { cause: error });
     if (!refusesBlockHash(error)) throw error;
     takesHashes.delete(client);
     if (await takesBlockHashes(client)) throw error;

@@ -1,6 +1,7 @@
 import { type Address, type Hex, numberToHex, type PublicClient, withRetry } from "viem";
 import { errorSummary } from "../../lib/log.ts";
 import { RPC_RETRY_COUNT, rpcRetryDelay } from "./client.ts";
+import { lacksBlock, NodeBehind } from "./node-behind.ts";
 import { readRangeRefusal } from "./range-refusals.ts";
 import { decodeStakerEvent, STAKER_TOPICS } from "./staker-log-decoder.ts";
 
@@ -155,10 +156,12 @@ export async function fetchLogs(
         {
           retryCount: RPC_RETRY_COUNT,
           delay: rpcRetryDelay,
-          shouldRetry: ({ error }) => !isLogAnswerTooLarge(error),
+          shouldRetry: ({ error }) => !isLogAnswerTooLarge(error) && !lacksBlock(error),
         },
       );
     } catch (error) {
+      // A node behind the range (geth and reth refuse a range past their head) waits for it.
+      if (lacksBlock(error)) throw new NodeBehind(end, undefined, { cause: error });
       const refusal = readRangeRefusal(error);
       if (!refusal) throw error;
       const refusedSpan = end - start + 1n;

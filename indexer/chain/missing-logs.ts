@@ -1,6 +1,7 @@
 import type { Address, Block, Hex, PublicClient } from "viem";
 import { mayHoldStakerLogs } from "./log-bloom.ts";
 import { decodeStakerLog, type RpcLog, type StakerLog } from "./logs.ts";
+import { behindAs } from "./node-behind.ts";
 import { STAKER_TOPICS } from "./staker-log-decoder.ts";
 
 /**
@@ -55,8 +56,12 @@ export async function reaskSuspects(
   staker: Address,
   suspects: readonly SuspectBlock[],
 ): Promise<void> {
+  // A node without the block (a load balancer's backend behind the others) answers "unknown
+  // block": it waits for the block, like every question about one it lacks.
   const found = await Promise.all(
-    suspects.map((suspect) => blockStakerLogs(client, staker, suspect.blockHash)),
+    suspects.map((suspect) =>
+      behindAs(suspect.blockNumber, () => blockStakerLogs(client, staker, suspect.blockHash)),
+    ),
   );
   const missed = suspects.findIndex((suspect, i) => found[i]!.length > suspect.answered);
   if (missed >= 0) {

@@ -1,4 +1,5 @@
 import { BaseError, HttpRequestError, ResponseBodyTooLargeError } from "viem";
+import { lacksBlock } from "./node-behind.ts";
 import { isRateLimited } from "./rate-limits.ts";
 
 /**
@@ -87,7 +88,8 @@ const LIMIT_EXCEEDED = -32005;
  * whatever its code or words ("exceeded", "limit"): a smaller range would be refused the same.
  */
 export function readRangeRefusal(error: unknown): RangeRefusal | undefined {
-  if (!(error instanceof Error) || isRateLimited(error)) return undefined;
+  // "block range extends beyond current head block" is a node behind the range, not a size.
+  if (!(error instanceof Error) || isRateLimited(error) || lacksBlock(error)) return undefined;
   const causes: unknown[] = [];
   if (error instanceof BaseError) {
     error.walk((cause) => {

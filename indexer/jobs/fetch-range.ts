@@ -7,6 +7,7 @@ import type { StakerContracts } from "../chain/contracts.ts";
 import { readHandFlag } from "../chain/hand-flag.ts";
 import { fetchStakerLogs, type LogRangeGovernor, type StakerLog } from "../chain/logs.ts";
 import { checkNoStakerLogMissing } from "../chain/missing-logs.ts";
+import { behindAs } from "../chain/node-behind.ts";
 import { readStakes, tryReadStakes } from "../chain/stake-reads.ts";
 import { checkStakerTransfersLogged, fetchStakerTransfers } from "../chain/transfer-check.ts";
 import { ViewMemo } from "../chain/view-memo.ts";
@@ -120,7 +121,8 @@ export async function fetchRange(
   // both exactly. Reads by number (a node that refuses hashes) are held to no block, so there,
   // and for a chunk (two headers, logs by number), the re-read still shows the chain stood still.
   if (!(dense && (await readsGoByHash(client)))) {
-    const again = await client.getBlock({ blockNumber: to });
+    // A node without the block now (another behind a load balancer) says nothing of a change.
+    const again = await behindAs(to, () => client.getBlock({ blockNumber: to }));
     if (again.hash !== last.hash) throw new ReorgDetected(`block ${to} changed during the fetch`);
   }
   return {
@@ -144,9 +146,12 @@ function range(from: bigint, to: bigint): bigint[] {
   return numbers;
 }
 
+/** The headers of `numbers`; a block the node does not have yet throws NodeBehind. */
 async function readHeaders(client: PublicClient, numbers: bigint[]) {
   const unique = [...new Set(numbers)];
-  const headers = await Promise.all(unique.map((blockNumber) => client.getBlock({ blockNumber })));
+  const headers = await Promise.all(
+    unique.map((blockNumber) => behindAs(blockNumber, () => client.getBlock({ blockNumber }))),
+  );
   return new Map<bigint, Block>(headers.map((header, i) => [unique[i]!, header]));
 }
 

@@ -1,8 +1,9 @@
 import type { Logger } from "pino";
-import { readChainTip } from "../chain/finality.ts";
+import { type ChainTip, readChainTip } from "../chain/finality.ts";
 import { StakerLogsMissing } from "../chain/missing-logs.ts";
+import { NodeBehind } from "../chain/node-behind.ts";
 import { RangeStale, resolveLinkConflict, rollBackOrphans } from "../reorg/divergence.ts";
-import { CheckpointMoved, LinkConflict } from "../store/index.ts";
+import { type Checkpoint, CheckpointMoved, LinkConflict } from "../store/index.ts";
 import { fetchRange, type RangeIndexerDeps, ReorgDetected } from "./fetch-range.ts";
 import { enqueueRange, type Queues } from "./queues.ts";
 import { requeueLostRanges } from "./reconcile.ts";
@@ -28,6 +29,10 @@ export type FollowDeps = RangeIndexerDeps & { queues: Queues; log: Logger };
  * boundary are indexed by chunk jobs (any number of workers), blocks above it by this tick,
  * block by block with every hash kept and each block's parent checked against the stored one
  * inside the transaction that writes it. A reorg is rolled back here before anything new.
+ *
+ * A node that does not have a block the tick asks about (NodeBehind: a lone node behind the
+ * checkpoint, a load balancer's backend behind the others) ends the tick as "waiting": nothing
+ * is rolled back or written on its answer, and the next tick asks again.
  */
 export async function followTick(deps: FollowDeps, settings: FollowSettings) {
   const { client, store } = deps;
@@ -37,6 +42,21 @@ export async function followTick(deps: FollowDeps, settings: FollowSettings) {
     readChainTip(client, settings.finalityDepth),
   ]);
   if (!current) return { action: "no-checkpoint" as const };
+  try {
+    return await followFrom(deps, settings, current, tip);
+  } catch (error) {
+    if (!(error instanceof NodeBehind)) throw error;
+    return { action: "waiting" as const, behind: error };
+  }
+}
+
+async function followFrom(
+  deps: FollowDeps,
+  settings: FollowSettings,
+  current: Checkpoint,
+  tip: ChainTip,
+) {
+  const { store } = deps;
   if (current.finalizedBlock === null || tip.finalized > current.finalizedBlock) {
     await store.recordFinalized(tip.finalized);
   }

@@ -20,6 +20,7 @@ import { errorSummary } from "../../lib/log.ts";
 import type { Season } from "../../lib/vocabulary.ts";
 import { readTokenUris } from "../chain/citizen-reads.ts";
 import type { StakerContracts } from "../chain/contracts.ts";
+import { NodeBehind } from "../chain/node-behind.ts";
 import { metadataOf } from "../project/citizen-row.ts";
 import type {
   CitizenKeyRow,
@@ -178,7 +179,12 @@ export function createMetadataRefresher(deps: MetadataRefresherDeps) {
   }
 
   async function runRound(_job: Job) {
-    const result = await refreshRound();
+    // A node without the head it just named (a load balancer's backend behind the others) is
+    // no failure: the next round asks again.
+    const result = await refreshRound().catch((error: unknown) => {
+      if (error instanceof NodeBehind) return { read: 0, changed: 0, stillFailing: 0 };
+      throw error;
+    });
     if (result.changed > 0) log.info(result, "metadata changed at the head");
     if (result.stoppedReading > 0) {
       log.warn(result, "tokenURIs stopped reading: their last readable names and images are kept");

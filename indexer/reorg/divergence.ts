@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import type { PublicClient } from "viem";
+import { NodeBehind } from "../chain/node-behind.ts";
 import type { IndexerStore, LinkConflict } from "../store/index.ts";
 import { findForkPoint, hashOnChain } from "./fork-point.ts";
 
@@ -39,7 +40,8 @@ export async function rollBackOrphans(deps: Deps, finalized: bigint) {
  * A write claimed a hash that differs from a stored one. The chain says which side is stale:
  * stored rows from an orphaned branch are removed (rolled back below the checkpoint, or
  * dropped and re-queued above it), and the write itself is always fetched again, since either
- * it is stale or it was checked against stale neighbours.
+ * it is stale or it was checked against stale neighbours. A node without the block says
+ * neither (NodeBehind): nothing stored is touched, and the write waits.
  */
 export async function resolveLinkConflict(
   deps: Deps,
@@ -47,6 +49,7 @@ export async function resolveLinkConflict(
   finalized: bigint,
 ): Promise<never> {
   const canonical = await hashOnChain(deps.client, conflict.block);
+  if (canonical === undefined) throw new NodeBehind(conflict.block, undefined, { cause: conflict });
   if (canonical !== conflict.stored) {
     const current = (await deps.store.checkpoint())!;
     if (conflict.block <= current.indexedBlock) {

@@ -3,15 +3,19 @@
  * with `indexRange`. Takes its dependencies, so it can be built alone; any number of processes
  * run them against one queue.
  */
-import type { Job, Worker } from "bullmq";
+import { DelayedError, type Job, type Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { errorSummary } from "../../lib/log.ts";
+import { NodeBehind } from "../chain/node-behind.ts";
 import { type ChunkDeps, indexRange } from "../jobs/index-range.ts";
 import { createJobWorker } from "../jobs/job-worker.ts";
 import { type ChunkJobData, MAX_STALLED_COUNT, QUEUE } from "../jobs/queues.ts";
 import { markUnrecoverable } from "../jobs/reconcile.ts";
 import { type HealthRecords, isFatal } from "./health.ts";
+
+/** How long a chunk that met a node behind its blocks waits before it asks again. */
+const NODE_BEHIND_RETRY_MS = 2_000;
 
 export interface ChunkWorkersDeps {
   deps: ChunkDeps;
@@ -35,7 +39,7 @@ export function createChunkWorkers({
 }: ChunkWorkersDeps) {
   let worker: Worker<ChunkJobData> | undefined;
 
-  async function processChunk(job: Job<ChunkJobData>) {
+  async function processChunk(job: Job<ChunkJobData>, token?: string) {
     const from = BigInt(job.data.from);
     const to = BigInt(job.data.to);
     const started = performance.now();
@@ -55,6 +59,12 @@ export function createChunkWorkers({
       );
       return { events: result.events };
     } catch (error) {
+      if (error instanceof NodeBehind && token) {
+        // Waiting is not failing: the job goes back to the queue, delayed, its attempts kept.
+        await health.waited("chunks", started, error);
+        await job.moveToDelayed(Date.now() + NODE_BEHIND_RETRY_MS, token);
+        throw new DelayedError();
+      }
       // The mark is what parks the chunk; without it the reconciler would queue it again.
       if (isFatal(error)) await markUnrecoverable(job, errorSummary(error)).catch(() => {});
       return health.failed("chunks", error, started);

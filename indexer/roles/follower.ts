@@ -66,9 +66,11 @@ export function createFollower({
     const started = performance.now();
     try {
       const result = await followTick(followDeps, settings);
-      await health.succeeded("follow", started, {
-        events: result.action === "indexed" ? result.events : 0,
-      });
+      if (result.action === "waiting") await health.waited("follow", started, result.behind);
+      else
+        await health.succeeded("follow", started, {
+          events: result.action === "indexed" ? result.events : 0,
+        });
       if (result.action === "indexed" && result.more)
         await queueTick(`next-${result.indexedBlock}`);
       if (followFailure !== undefined) {

@@ -12,6 +12,7 @@ import { isTransientRpcFailure } from "../../lib/rpc-failures.ts";
 import { ReadReverted } from "../chain/call-failure.ts";
 import { ChainMismatch } from "../chain/chain-id.ts";
 import { LogRangeTooLarge } from "../chain/logs.ts";
+import type { NodeBehind } from "../chain/node-behind.ts";
 import { ChunkJobsParked } from "../jobs/follow.ts";
 import type { IndexerMetrics } from "../metrics.ts";
 import { ReorgTooDeep } from "../reorg/fork-point.ts";
@@ -39,6 +40,7 @@ export function createHealthRecords({ store, metrics, log }: HealthRecordsDeps) 
   const databaseOutages = createOutageReporter("DATABASE_URL", log);
   // Likewise while the node resets, times out or answers 5xx or 429; the jobs retry meanwhile.
   const rpcOutages = createOutageReporter("RPC_URL", log, isTransientRpcFailure);
+  const nodeBehind = createNodeBehindReport(log);
 
   return {
     /** A job of `role` succeeded: its health is ok again and any outage it outlived is over. */
@@ -46,7 +48,21 @@ export function createHealthRecords({ store, metrics, log }: HealthRecordsDeps) 
       await store.recordHealth(role, { ok: true });
       databaseOutages.recovered();
       rpcOutages.recovered();
+      nodeBehind.caughtUp();
       metrics.jobFinished(role, (performance.now() - started) / 1000, result);
+    },
+
+    /**
+     * A job of `role` waits for the node to have a block (NodeBehind). The role works, so its
+     * health stays ok; the wait is said once in the logs and counted in the metrics.
+     */
+    async waited(role: IndexerRole, started: number, behind: NodeBehind) {
+      await store.recordHealth(role, { ok: true });
+      databaseOutages.recovered();
+      rpcOutages.recovered();
+      nodeBehind.behind(behind);
+      metrics.waitedForNode(role);
+      metrics.jobFinished(role, (performance.now() - started) / 1000, {});
     },
 
     /**
@@ -76,3 +92,41 @@ export function createHealthRecords({ store, metrics, log }: HealthRecordsDeps) 
 }
 
 export type HealthRecords = ReturnType<typeof createHealthRecords>;
+
+/** A load balancer's backend a few blocks behind makes a short wait every few ticks. */
+const NODE_BEHIND_LINE_INTERVAL_MS = 60_000;
+
+/**
+ * Waits for a node behind the blocks asked, said in the logs: a warning when a wait starts (at
+ * most one a minute, with how many waits there were since the last), and a line when it ends.
+ */
+function createNodeBehindReport(log: Logger) {
+  let waitingSince: number | undefined;
+  let lineAt = Number.NEGATIVE_INFINITY;
+  let waitsSinceLine = 0;
+  let said = false;
+  return {
+    behind(error: NodeBehind) {
+      waitsSinceLine += waitingSince === undefined ? 1 : 0;
+      waitingSince ??= Date.now();
+      if (said || Date.now() - lineAt < NODE_BEHIND_LINE_INTERVAL_MS) return;
+      log.warn(
+        {
+          block: error.block.toString(),
+          nodeHead: error.nodeHead?.toString(),
+          waitsSinceLastLine: waitsSinceLine,
+        },
+        "the node at RPC_URL is behind the blocks asked for: waiting for it (no rollback)",
+      );
+      said = true;
+      lineAt = Date.now();
+      waitsSinceLine = 0;
+    },
+    caughtUp() {
+      if (waitingSince === undefined) return;
+      if (said) log.info({ waitedMs: Date.now() - waitingSince }, "the node at RPC_URL caught up");
+      waitingSince = undefined;
+      said = false;
+    },
+  };
+}

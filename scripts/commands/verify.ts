@@ -1,7 +1,7 @@
 import { type Command, InvalidArgumentError } from "commander";
 import { ConfigError, config } from "../../lib/config.ts";
 import { resolveChainSettings } from "../../ops/chain-settings.ts";
-import { citizenStakers, verifyAgainstChain } from "../../ops/verify.ts";
+import { citizenStakers, NothingIndexed, verifyAtCheckpoint } from "../../ops/verify.ts";
 import { openIndexer } from "./support/open-indexer.ts";
 import { checkServices } from "./support/services.ts";
 
@@ -10,7 +10,7 @@ export function addVerifyCommand(program: Command): void {
   program
     .command("verify")
     .description(
-      "compare the tables with the chain at the indexed block (the staker's views and the citizens' transfers into its escrow); exit 1 on any mismatch",
+      "compare the tables with the chain at one block they had reached: the indexed block, or the one below the node's head while the chain moves (the staker's views and the citizens' transfers into its escrow); exit 1 on any mismatch",
     )
     .option(
       "--sample <n>",
@@ -26,23 +26,22 @@ export function addVerifyCommand(program: Command): void {
       const chain = await resolveChainSettings(config);
       await checkServices({ database: "existing", redis: true, chain });
       const indexer = await openIndexer(chain, { readOnly: true });
-      const checkpoint = await indexer.store.checkpoint();
-      if (!checkpoint) throw new ConfigError("nothing indexed yet");
       const wallets = options.sample
         ? (await citizenStakers(indexer.database.db))
             .sort(() => Math.random() - 0.5)
             .slice(0, options.sample)
         : undefined;
-      // Chain and tables at one block: the tables as they stood after it (staked_citizens_at),
-      // so what the follower indexes meanwhile is no false alarm.
-      const mismatches = await verifyAgainstChain({
+      // Chain and tables at one block the tables had reached, read in one snapshot, so what the
+      // follower indexes meanwhile is no false alarm (verifyAtCheckpoint says how).
+      const { at, mismatches } = await verifyAtCheckpoint({
         client: indexer.client,
         db: indexer.database.db,
         contracts: indexer.contracts,
-        at: checkpoint.indexedBlock,
         wallets,
-        asOf: true,
         escrow: { from: await chain.startBlock(), maxLogRange: config.indexer.maxLogRange },
+      }).catch((error: unknown) => {
+        if (error instanceof NothingIndexed) throw new ConfigError(error.message);
+        throw error;
       });
       for (const m of mismatches) {
         console.log(
@@ -51,7 +50,7 @@ export function addVerifyCommand(program: Command): void {
       }
       const checked = wallets ? `${wallets.length} wallets` : "every wallet";
       console.log(
-        `verified ${checked} and the staker's escrow at block ${checkpoint.indexedBlock}: ${mismatches.length} mismatches`,
+        `verified ${checked} and the staker's escrow at block ${at}: ${mismatches.length} mismatches`,
       );
       await indexer.close();
       process.exit(mismatches.length === 0 ? 0 : 1);

@@ -1,11 +1,13 @@
 /**
  * A JSON-RPC proxy that answers wrongly the way a provider's load balancer can, each lie chosen
  * by the test: an eth_getLogs answer that leaves out one block's logs (a node behind that block,
- * a branch that flipped away and back), and eth_calls at a block number answered from another
- * block's state (a node still building the block, a node at another height). It only rewrites
- * what it is told to, and counts what it saw, so a test can tell a lie was told and how the
- * indexer named its blocks.
+ * a branch that flipped away and back), eth_calls at a block number answered from another
+ * block's state (a node still building the block, a node at another height), and a node behind
+ * the chain (alone, or as one backend of a load-balanced pair) answering as a lagging geth does.
+ * It only rewrites what it is told to, and counts what it saw, so a test can tell a lie was told
+ * and how the indexer named its blocks.
  */
+import { SeededRandom } from "../../devnet/random.ts";
 
 /** A JSON-RPC error object, as a node puts it in its answer. */
 export type RpcErrorAnswer = { code: number; message: string };
@@ -17,6 +19,39 @@ type RpcLog = { blockNumber: string; logIndex: string };
 /** Where an eth_call or eth_getCode names its block, by position in the params. */
 const BLOCK_PARAM: Record<string, number> = { eth_call: 1, eth_getCode: 1 };
 
+/** Reads of state at a block, and where each names its block. */
+const STATE_READS: Record<string, number> = {
+  ...BLOCK_PARAM,
+  eth_getBalance: 1,
+  eth_getStorageAt: 2,
+  eth_getTransactionCount: 1,
+};
+
+/**
+ * How a node behind answers eth_getLogs over blocks past its head: geth since 1.15.9 and reth
+ * refuse the range (-32602 "block range extends beyond current head block"); older geth and some
+ * clients answer the blocks they have, leaving the rest out without a word.
+ */
+export type LogsPastHead = "refused" | "left out";
+
+/** A node behind the upstream one, and how many of the requests it answers. */
+export interface Lag {
+  /** `blocks` below the upstream head, or a `head` held where it is (never above upstream's). */
+  behind: { blocks: number } | { head: bigint };
+  /** Share of HTTP requests it answers, the rest going straight upstream: 1 is a lone node. */
+  share: number;
+  logsPastHead: LogsPastHead;
+}
+
+const hex = (value: bigint) => `0x${value.toString(16)}`;
+
+/** The head a node `lag` behind serves while upstream's is `real`. */
+function servedHead(lag: Lag, real: bigint): bigint {
+  if ("head" in lag.behind) return lag.behind.head < real ? lag.behind.head : real;
+  const blocks = BigInt(lag.behind.blocks);
+  return real > blocks ? real - blocks : 0n;
+}
+
 export function startLyingNode(upstream: string) {
   /**
    * Blocks whose logs the next eth_getLogs range answer holding them leaves out, once each: only
@@ -26,6 +61,9 @@ export function startLyingNode(upstream: string) {
   let callShift: "next-block" | "latest" | undefined;
   let refuseBlockHash: { error: RpcErrorAnswer; left: number } | undefined;
   let ignoreBlockHash = false;
+  let lag: Lag | undefined;
+  let lateHeadReads = false;
+  const random = new SeededRandom("lagging");
   const counts = {
     droppedLogs: 0,
     /** eth_calls and eth_getCodes by how they named their block. */
@@ -35,6 +73,10 @@ export function startLyingNode(upstream: string) {
     /** Reads answered from another block's state than the one they named. */
     shiftedReads: 0,
     refusedBlockHashes: 0,
+    /** Calls the node behind answered about blocks it lacked. */
+    lackedBlocks: 0,
+    /** eth_calls at the head held until the next block, then answered from its state. */
+    lateHeadReads: 0,
   };
 
   const send = async (calls: RpcCall[]): Promise<RpcAnswer[]> => {
@@ -113,13 +155,196 @@ export function startLyingNode(upstream: string) {
     });
   };
 
+  const upstreamHead = async () => {
+    const [head] = await send([{ jsonrpc: "2.0", id: 0, method: "eth_blockNumber" }]);
+    return BigInt(head!.result as string);
+  };
+
+  /** The numbers of the blocks these hashes name (undefined: upstream has none such). */
+  const numbersOf = async (hashes: string[]) => {
+    const unique = [...new Set(hashes)];
+    const blocks = await send(
+      unique.map((hash, i) => ({
+        jsonrpc: "2.0" as const,
+        id: i,
+        method: "eth_getBlockByHash",
+        params: [hash, false],
+      })),
+    );
+    const byId = new Map(blocks.map((each) => [each.id, each.result as { number: string } | null]));
+    return new Map(
+      unique.map((hash, i) => {
+        const block = byId.get(i);
+        return [hash.toLowerCase(), block ? BigInt(block.number) : undefined];
+      }),
+    );
+  };
+
+  /**
+   * The answers of a geth node whose head is `lag` behind upstream's: its head for "latest",
+   * null for a block, receipt or transaction it lacks, "header not found" for a state read past
+   * its head ("header for hash not found" by hash), "unknown block" for logs by a hash it lacks,
+   * and eth_getLogs past its head refused or cut short (`logsPastHead`). The rest goes upstream.
+   */
+  const answerBehind = async (calls: RpcCall[], behind: Lag): Promise<RpcAnswer[]> => {
+    const head = servedHead(behind, await upstreamHead());
+    const named: string[] = [];
+    const nameOf = (block: unknown) => {
+      if (typeof block === "object" && block !== null && "blockHash" in block) {
+        named.push(String(block.blockHash));
+      }
+    };
+    for (const call of calls) {
+      const at = STATE_READS[call.method];
+      if (at !== undefined) nameOf(call.params?.[at]);
+      if (call.method === "eth_getBlockByHash") named.push(String(call.params?.[0]));
+      if (call.method === "eth_getLogs") nameOf(call.params?.[0]);
+    }
+    const numbers = named.length > 0 ? await numbersOf(named) : new Map<string, bigint>();
+    /** A block parameter as a number (its own, its hash's, or its tag's on this node). */
+    const resolve = (block: unknown): bigint | undefined => {
+      if (typeof block === "object" && block !== null) {
+        if ("blockHash" in block) return numbers.get(String(block.blockHash).toLowerCase());
+        if ("blockNumber" in block) return BigInt(String(block.blockNumber));
+      }
+      if (typeof block === "string" && block.startsWith("0x")) return BigInt(block);
+      if (block === "earliest") return 0n;
+      // The finality tags sit as far below this node's head as below upstream's.
+      if (block === "finalized" || block === "safe") return head > 64n ? head - 64n : 0n;
+      return head;
+    };
+    const lacked = (id: number, answer: { result: null | [] } | { error: RpcErrorAnswer }) => {
+      counts.lackedBlocks++;
+      return { jsonrpc: "2.0" as const, id, ...answer };
+    };
+    type Plan =
+      | { answer: RpcAnswer }
+      | { forward: RpcCall; after?: (answer: RpcAnswer) => RpcAnswer };
+    const plans = calls.map((call): Plan => {
+      const params = call.params ?? [];
+      const at = STATE_READS[call.method];
+      if (call.method === "eth_blockNumber") {
+        return { answer: { jsonrpc: "2.0", id: call.id, result: hex(head) } };
+      }
+      if (at !== undefined) {
+        const block = params[at];
+        const number = resolve(block);
+        if (number === undefined) return { forward: call };
+        if (number > head) {
+          const byHash = typeof block === "object" && block !== null && "blockHash" in block;
+          const message = byHash ? "header for hash not found" : "header not found";
+          return { answer: lacked(call.id, { error: { code: -32000, message } }) };
+        }
+        const rewritten = [...params];
+        if (typeof block === "string" && !block.startsWith("0x")) rewritten[at] = hex(number);
+        return { forward: { ...call, params: rewritten } };
+      }
+      if (call.method === "eth_getBlockByNumber" || call.method === "eth_getBlockByHash") {
+        const number =
+          call.method === "eth_getBlockByHash"
+            ? numbers.get(String(params[0]).toLowerCase())
+            : resolve(params[0]);
+        if (number !== undefined && number > head)
+          return { answer: lacked(call.id, { result: null }) };
+        if (call.method === "eth_getBlockByHash" || number === undefined) return { forward: call };
+        return { forward: { ...call, params: [hex(number), ...params.slice(1)] } };
+      }
+      if (call.method === "eth_getLogs") {
+        const filter = (params[0] ?? {}) as Record<string, unknown>;
+        if (filter.blockHash !== undefined) {
+          const number = numbers.get(String(filter.blockHash).toLowerCase());
+          if (number !== undefined && number > head) {
+            return {
+              answer: lacked(call.id, { error: { code: -32000, message: "unknown block" } }),
+            };
+          }
+          return { forward: call };
+        }
+        const from = resolve(filter.fromBlock ?? "latest")!;
+        const to = resolve(filter.toBlock ?? "latest")!;
+        if (to > head && behind.logsPastHead === "refused") {
+          const message = "block range extends beyond current head block";
+          return { answer: lacked(call.id, { error: { code: -32602, message } }) };
+        }
+        if (from > head) return { answer: lacked(call.id, { result: [] }) };
+        const cut = to > head;
+        if (cut) counts.lackedBlocks++;
+        const clamped = { ...filter, fromBlock: hex(from), toBlock: hex(cut ? head : to) };
+        return { forward: { ...call, params: [clamped] } };
+      }
+      if (
+        call.method === "eth_getTransactionReceipt" ||
+        call.method === "eth_getTransactionByHash"
+      ) {
+        return {
+          forward: call,
+          after: (answer) => {
+            const found = answer.result as { blockNumber?: string } | null | undefined;
+            if (!found?.blockNumber || BigInt(found.blockNumber) <= head) return answer;
+            return lacked(call.id, { result: null });
+          },
+        };
+      }
+      return { forward: call };
+    });
+    const forwarded = plans.flatMap((plan) => ("forward" in plan ? [plan.forward] : []));
+    const byId = new Map((await send(forwarded)).map((each) => [each.id, each]));
+    return plans.map((plan) => {
+      if ("answer" in plan) return plan.answer;
+      const answer = byId.get(plan.forward.id)!;
+      return plan.after ? plan.after(answer) : answer;
+    });
+  };
+
+  /**
+   * eth_calls at the upstream head wait until a next block is there and are answered from its
+   * state, as anvil answers a read at its head while it mines the next block (by number and by
+   * hash alike: it looks the hash's number up, and the head's state is the one being changed).
+   */
+  const answerHeadReadsLate = async (calls: RpcCall[]): Promise<RpcCall[]> => {
+    const reads = calls.filter((call) => call.method === "eth_call");
+    if (reads.length === 0) return calls;
+    const head = await upstreamHead();
+    const hashes = reads.flatMap((call) => {
+      const block = call.params?.[BLOCK_PARAM.eth_call!];
+      return typeof block === "object" && block !== null && "blockHash" in block
+        ? [String(block.blockHash)]
+        : [];
+    });
+    const numbers = hashes.length > 0 ? await numbersOf(hashes) : new Map<string, bigint>();
+    const atHead = (call: RpcCall) => {
+      if (call.method !== "eth_call") return false;
+      const block = call.params?.[BLOCK_PARAM.eth_call!];
+      if (typeof block === "object" && block !== null && "blockHash" in block) {
+        return numbers.get(String(block.blockHash).toLowerCase()) === head;
+      }
+      return typeof block === "string" && block.startsWith("0x") && BigInt(block) === head;
+    };
+    if (!calls.some(atHead)) return calls;
+    let next = head;
+    while (next === head) {
+      await Bun.sleep(20);
+      next = await upstreamHead();
+    }
+    return calls.map((call) => {
+      if (!atHead(call)) return call;
+      counts.lateHeadReads++;
+      const params = [...(call.params ?? [])];
+      params[BLOCK_PARAM.eth_call!] = hex(next);
+      return { ...call, params };
+    });
+  };
+
   const server = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
     idleTimeout: 0,
     async fetch(request) {
       const parsed = (await request.json()) as RpcCall | RpcCall[];
-      const answers = await answer([parsed].flat());
+      // One node answers a whole HTTP request, as a load balancer routes it.
+      const behind = lag && random.chance(lag.share) ? lag : undefined;
+      const calls = lateHeadReads ? await answerHeadReadsLate([parsed].flat()) : [parsed].flat();
+      const answers = behind ? await answerBehind(calls, behind) : await answer(calls);
       return Response.json(Array.isArray(parsed) ? answers : answers[0]);
     },
   });
@@ -149,6 +374,18 @@ export function startLyingNode(upstream: string) {
     /** eth_calls and eth_getCodes naming their block by hash are answered at `latest`. */
     ignoreBlockHashes() {
       ignoreBlockHash = true;
+    },
+    /**
+     * From now on a node behind the chain answers `share` of the requests (all of them by
+     * default: a lone node); the others go straight upstream, as to a load balancer's other
+     * backend. Undefined: every request goes upstream again.
+     */
+    lagBehind(behind: (Partial<Lag> & Pick<Lag, "behind">) | undefined) {
+      lag = behind && { share: 1, logsPastHead: "refused", ...behind };
+    },
+    /** eth_calls at the head are answered from the next block's state, once it is there. */
+    answerHeadReadsLate() {
+      lateHeadReads = true;
     },
     stop: () => server.stop(true),
   };

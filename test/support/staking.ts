@@ -116,6 +116,11 @@ export function stakingActions(client: DevnetClient, deployment: DevnetDeploymen
       );
     },
 
+    /** anvil_rollback: removes the last `depth` blocks; the chain's head is their parent again. */
+    async rollback(depth: number) {
+      await client.request({ method: "anvil_rollback", params: [depth] } as never);
+    },
+
     /** anvil_reorg: replaces the last `depth` blocks; each transaction goes into the block at its offset. */
     async reorg(depth: number, replacements: [TransactionJson, number][] = []) {
       await client.request({ method: "anvil_reorg", params: [depth, replacements] } as never);
