@@ -182,7 +182,8 @@ export function createMetadataRefresher(deps: MetadataRefresherDeps) {
     // A node without the head it just named (a load balancer's backend behind the others) is
     // no failure: the next round asks again.
     const result = await refreshRound().catch((error: unknown) => {
-      if (error instanceof NodeBehind) return { read: 0, changed: 0, stillFailing: 0 };
+      if (error instanceof NodeBehind)
+        return { read: 0, changed: 0, stillFailing: 0, stoppedReading: 0 };
       throw error;
     });
     if (result.changed > 0) log.info(result, "metadata changed at the head");
