@@ -156,12 +156,13 @@ export interface IndexerStore {
    */
   reproject(): Promise<{ citizens: number; indexedBlock: bigint }>;
   /**
-   * Counts for `status`: recorded read failures, stakes whose Hand flag was inferred, and the
-   * RPC calls every process made against the events and citizen stakes stored.
+   * Counts for `status`: recorded read failures, stakes whose Hand flag or configuration was
+   * inferred, and the RPC calls every process made against the events and citizen stakes stored.
    */
   counts(): Promise<{
     readFailures: number;
     inferredHandClaims: number;
+    inferredConfigurations: number;
     events: number;
     citizenStakes: number;
     rpcCalls: Record<string, number>;
@@ -172,6 +173,8 @@ export interface IndexerStore {
   recordFinalized(block: bigint): Promise<void>;
   /** The S1 stakes whose Hand flag is inferred (the node had no trace API), oldest first. */
   inferredHandClaims(): Promise<InferredHandClaim[]>;
+  /** The S1 stakes whose configuration figures are inferred (none explains points), oldest first. */
+  inferredConfigurations(): Promise<InferredConfiguration[]>;
   /**
    * Writes a Hand flag read from a trace over an inferred one, with the multiplier it applied,
    * and re-projects the citizen (the data version moves). False when it is no longer inferred.
@@ -191,6 +194,19 @@ export interface InferredHandClaim {
   occurrence: number;
   vaultMultiplier: bigint;
 }
+
+/** An S1 stake whose figures do not give its points, as stored (the end of its block's). */
+export type InferredConfiguration = Pick<
+  CitizenStakeRow,
+  | "blockNumber"
+  | "logIndex"
+  | "citizenId"
+  | "creditYield"
+  | "identityPoints"
+  | "vaultMultiplier"
+  | "timelockMultiplier"
+  | "basePoints"
+>;
 
 export interface Indexed {
   indexedBlock: bigint;
@@ -574,6 +590,23 @@ export function createIndexerStore(db: Database): IndexerStore {
     return rows.map((row) => ({ ...row, vaultMultiplier: row.vaultMultiplier ?? 0n }));
   }
 
+  async function inferredConfigurations(): Promise<InferredConfiguration[]> {
+    return db
+      .select({
+        blockNumber: citizenStakes.blockNumber,
+        logIndex: citizenStakes.logIndex,
+        citizenId: citizenStakes.citizenId,
+        creditYield: citizenStakes.creditYield,
+        identityPoints: citizenStakes.identityPoints,
+        vaultMultiplier: citizenStakes.vaultMultiplier,
+        timelockMultiplier: citizenStakes.timelockMultiplier,
+        basePoints: citizenStakes.basePoints,
+      })
+      .from(citizenStakes)
+      .where(eq(citizenStakes.configurationSource, "inferred"))
+      .orderBy(asc(citizenStakes.blockNumber), asc(citizenStakes.logIndex));
+  }
+
   async function settleHandClaim(
     stake: { blockNumber: bigint; logIndex: number },
     settled: { claim: boolean; vaultMultiplier: bigint },
@@ -621,6 +654,7 @@ export function createIndexerStore(db: Database): IndexerStore {
     ...tallies,
     recordFinalized,
     inferredHandClaims,
+    inferredConfigurations,
     settleHandClaim,
   };
 }

@@ -13,12 +13,17 @@ export function createTalliesStore(db: Database) {
       .select({ n: count() })
       .from(citizenStakes)
       .where(eq(citizenStakes.handClaimSource, "inferred"));
+    const [unexplained] = await db
+      .select({ n: count() })
+      .from(citizenStakes)
+      .where(eq(citizenStakes.configurationSource, "inferred"));
     const [events] = await db.select({ n: count() }).from(stakerEvents);
     const [stakes] = await db.select({ n: count() }).from(citizenStakes);
     const calls = await db.select().from(rpcCalls);
     return {
       readFailures: failures?.n ?? 0,
       inferredHandClaims: inferred?.n ?? 0,
+      inferredConfigurations: unexplained?.n ?? 0,
       events: events?.n ?? 0,
       citizenStakes: stakes?.n ?? 0,
       rpcCalls: Object.fromEntries(calls.map((row) => [row.method, row.calls])),
