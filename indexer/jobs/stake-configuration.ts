@@ -45,7 +45,7 @@ export async function explainConfigurations(
   deps: { client: PublicClient; contracts: StakerContracts },
   memo: ViewMemo,
   stakes: readonly StakeAsRead[],
-  headers: ReadonlyMap<bigint, Block> = new Map(),
+  headers: ReadonlyMap<bigint, Block>,
 ): Promise<ExplainedReads[]> {
   const explained: ExplainedReads[] = stakes.map((stake) => ({
     reads: stake.reads,

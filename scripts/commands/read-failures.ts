@@ -44,7 +44,7 @@ export function addReadFailuresCommand(program: Command): void {
         console.log(
           `s1 #${stake.citizenId}\tconfiguration\tblock ${stake.blockNumber}\tinferred (reconfigured in its block; neither end of the block nor a trace explains its points): ` +
             `identity.points ${stake.identityPoints} x vault.multiplier ${stake.vaultMultiplier} x timelock.multiplier ${stake.timelockMultiplier} / 10000 != ${stake.basePoints} base points; ` +
-            `read again with reindex --from ${stake.blockNumber} --to ${stake.blockNumber}`,
+            `on a node with a prestate tracer, reindex --from ${stake.blockNumber} --to ${stake.blockNumber} reads it again`,
         );
       }
       if (rows.length === 0 && inferred.length === 0 && configurations.length === 0) {

@@ -378,4 +378,20 @@ describe("configuration changed in a stake's own block", () => {
       expect(await harness.mismatches()).toEqual([]);
     });
   }
+
+  test("a reindex of the inferred stake's block on a node with a prestate tracer settles it", async () => {
+    const harness = await paths.chunks("same-block-reindexed", proxy.url);
+    expect(await storedSource(harness, unexplained)).toBe("inferred");
+    // Its own workers (behind the proxy) must not take the reindex's chunk.
+    await harness.indexer.close();
+    const block = String(unexplained.block);
+    const reindexed = await harness.cli(["reindex", "--from", block, "--to", block], {
+      RPC_URL: devnet.node.rpcUrl,
+    });
+    expect(reindexed.code).toBe(0);
+    const record = (await served(harness)).get(unexplained.citizenId)!;
+    expect(figuresOf(record)).toEqual({ ...unexplained.applied, inferred: undefined });
+    const listed = await harness.cli(["read-failures"], { RPC_URL: devnet.node.rpcUrl });
+    expect(listed.stdout).not.toContain("\tconfiguration\t");
+  });
 });
