@@ -14,8 +14,9 @@ import { isMethodUnavailable } from "./hand-trace.ts";
  * node's prestateTracer replays the stake's transaction and gives every storage slot it touched
  * as it stood just before the transaction; the staker's views read at the block before, with
  * those slots put back (an eth_call state override), then give the figures the stake saw,
- * whatever the staker's storage layout. geth, erigon, reth, nethermind and anvil serve it on
- * their debug_ API; hosted providers often leave debug_ out.
+ * whatever the staker's storage layout. It is one of geth's built-in tracers, which erigon,
+ * reth and anvil serve as well; hosted providers serve it where they open debug_ (often on
+ * paid plans only), and a node without it is asked again only after a while.
  */
 
 /** The node does not serve debug_traceTransaction with the prestateTracer. */
