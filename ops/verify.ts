@@ -30,9 +30,9 @@ export async function citizenStakers(db: Database): Promise<string[]> {
 }
 
 /**
- * The API contract's invariants, which hold for any row the projection writes, except the S1
- * points of a stake whose configuration is inferred: its figures are the end of its block's,
- * which do not give its points (reconfigured in that block), and the API says so.
+ * The API contract's invariants, which hold for any row the projection writes. verifyAgainstChain
+ * leaves them out for a stake whose configuration is inferred: its figures are the end of its
+ * block's, which do not give its points (reconfigured in that block), and the API says so.
  */
 export function invariantProblems(row: StakedCitizen): string[] {
   const problems: string[] = [];
