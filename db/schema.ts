@@ -53,6 +53,21 @@ export const handClaimSource = pgEnum("hand_claim_source", [
   "trace",
   "inferred",
 ]);
+/**
+ * Where an S1 stake's configuration figures (credit yield, identity points, vault multiplier)
+ * were read. Configuration calls emit nothing and may share the stake's block, before or after
+ * it, so the figures are taken only where they give the stake's own points (its witness):
+ * `block` at the end of the stake's block (or of a later one that shows the same stake),
+ * `parent` at the end of the block before (reconfigured after the stake, in its block), `trace`
+ * from the stake transaction's prestate (reconfigured both before and after it), `inferred`
+ * when none of them does: the end-of-block figures, which the API marks as inferred.
+ */
+export const configurationSource = pgEnum("configuration_source", [
+  "block",
+  "parent",
+  "trace",
+  "inferred",
+]);
 
 /** Every Stake, Withdraw and Claim log of the staker: the truth the state is projected from. */
 export const stakerEvents = pgTable(
@@ -100,7 +115,7 @@ export const citizenStakes = pgTable(
     timelockDuration: uint256("timelock_duration").notNull(),
     timelockMultiplier: uint256("timelock_multiplier").notNull(),
     timelockEndTime: uint256("timelock_end_time").notNull(),
-    /** S1 only: getCreditYield(id, componentVault) at the stake's block; "" when unmapped. */
+    /** S1 only: getCreditYield(id, componentVault) as the stake read it; "" when unmapped. */
     creditYield: text("credit_yield"),
     identityPoints: uint256("identity_points"),
     /** S1 only: the component vault, else the separately staked vault, else 0. */
@@ -114,6 +129,8 @@ export const citizenStakes = pgTable(
     hasVault: boolean("has_vault"),
     /** The stake's points before any BYTES bonus. */
     basePoints: uint256("base_points").notNull(),
+    /** S1 only: where credit_yield, identity_points and vault_multiplier were read. */
+    configurationSource: configurationSource("configuration_source"),
   },
   (t) => [
     primaryKey({ columns: [t.blockNumber, t.logIndex] }),

@@ -11,7 +11,12 @@ import type { RpcObserver } from "./chain/client.ts";
 export interface ScrapeSources {
   indexedBlock(): Promise<bigint | undefined>;
   chainTip(): Promise<{ head: bigint; finalized: bigint }>;
-  counts(): Promise<{ readFailures: number; staleMetadata: number; inferredHandClaims: number }>;
+  counts(): Promise<{
+    readFailures: number;
+    staleMetadata: number;
+    inferredHandClaims: number;
+    inferredConfigurations: number;
+  }>;
   queueCounts(): Promise<Record<string, Record<string, number>>>;
 }
 
@@ -124,6 +129,11 @@ export function createIndexerMetrics() {
     help: "S1 stakes whose Hand flag was inferred (the node has no trace API)",
     registers,
   });
+  const inferredConfigurations = new Gauge({
+    name: `${PREFIX}inferred_configurations`,
+    help: "S1 stakes whose credit yield, identity points and vault multiplier were inferred (reconfigured in the stake's block; no read gives their points)",
+    registers,
+  });
   const queueJobs = new Gauge({
     name: `${PREFIX}queue_jobs`,
     help: "Jobs in each queue, by state",
@@ -160,6 +170,7 @@ export function createIndexerMetrics() {
       readFailures.set(counts.value.readFailures);
       staleMetadata.set(counts.value.staleMetadata);
       inferredHandClaims.set(counts.value.inferredHandClaims);
+      inferredConfigurations.set(counts.value.inferredConfigurations);
     }
     if (queues.status === "fulfilled") {
       queueJobs.reset();

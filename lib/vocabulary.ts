@@ -46,3 +46,16 @@ export const HAND_CLASS = "Hand of Citadel";
 export function bytesBonus(amount: bigint): bigint {
   return (amount * 100n) / 200_000_000_000_000_000_000n;
 }
+
+/**
+ * An S1 stake's points before BYTES: identity points x vault multiplier x timelock multiplier,
+ * floored twice by 100, which floors the product by 10,000 once (STAKER-FACTS §2). A record
+ * whose figures do not give its own points contradicts itself (api/modules/citizens/record.ts).
+ */
+export function s1BasePoints(
+  identityPoints: bigint,
+  vaultMultiplier: bigint,
+  timelockMultiplier: bigint,
+): bigint {
+  return (identityPoints * vaultMultiplier * timelockMultiplier) / 100n / 100n;
+}

@@ -94,6 +94,10 @@ export function renderStatus(status: Status, settings: StatusSettings): string[]
     "hand flags",
     `${counts.inferredHandClaims} inferred (contract-wallet stakes; the node has no trace API; settle with read-failures --retry once it has)`,
   );
+  line(
+    "configurations",
+    `${counts.inferredConfigurations} inferred (reconfigured in the stake's block, and no read explains its points; list: read-failures)`,
+  );
   line("rpc calls", renderRpcCalls(counts));
   // Failed jobs keep their error's own message (a node URL with its key, for viem's errors).
   return lines.map(redactSecrets);

@@ -6,6 +6,7 @@ import {
   getAbiItem,
   type Hex,
   type PublicClient,
+  type StateOverride,
 } from "viem";
 import type { BlockAt } from "./block-pin.ts";
 import { type PreparedCall, prepareCall } from "./prepared-call.ts";
@@ -34,12 +35,14 @@ const CALLS_PER_BATCH = 100;
  * answer for (it failed, its answer does not decode, the node would not run the batch) is read
  * again alone through readView, the path these reads took before: a view that reverts throws the
  * same ReadReverted, and any other failure is classified as it was. One promise per call, so a
- * caller can tell each call's failure from the others'.
+ * caller can tell each call's failure from the others'. `stateOverride` changes the state both
+ * paths read.
  */
 export function readBatchedViews(
   client: PublicClient,
   calls: readonly BatchedView[],
   at: BlockAt,
+  stateOverride?: StateOverride,
 ): Promise<unknown>[] {
   if (calls.length === 0) return [];
   const codecs = calls.map(codecOf);
@@ -48,12 +51,13 @@ export function readBatchedViews(
     calls.map((call, i) => ({ to: call.address, data: codecs[i]!.calldata(call.args) })),
     at,
     CALLS_PER_BATCH,
+    stateOverride,
   );
   return calls.map(async (call, i) => {
     const answer = (await answers)[i];
     const value = answer === undefined ? undefined : decodeView(call, answer);
     if (value !== undefined) return value;
-    return readView(client, { ...call, ...at } as never);
+    return readView(client, { ...call, ...at, stateOverride } as never);
   });
 }
 

@@ -146,12 +146,12 @@ function traceUnavailable(transactionHash: Hash): TraceUnavailable {
 /**
  * How nodes say they do not serve a method: JSON-RPC -32601 / -32004, or an error whose text says
  * so (providers that answer -32000 "method not whitelisted", "namespace is disabled", or a debug
- * API without the callTracer).
+ * API without the tracer asked for: the callTracer here, the prestateTracer in stake-prestate.ts).
  */
 const UNAVAILABLE =
   /method .*(not found|does not exist|not available|not supported|unsupported|not whitelisted|not allowed)|unsupported method|namespace .*(disabled|not enabled)|(unknown|unsupported) tracer|tracer .*not (found|supported)/i;
 
-function isMethodUnavailable(error: unknown): boolean {
+export function isMethodUnavailable(error: unknown): boolean {
   return (
     error instanceof BaseError &&
     error.walk(

@@ -96,23 +96,84 @@ async function readS1Stake(
   stake: StakeAtBlock,
 ): Promise<StakeReads> {
   const block = { blockNumber: stake.blockNumber, blockHash: stake.blockHash };
-  const at = { address: contracts.staker, abi: stakerAbi, ...block } as const;
   const componentVaultId = stake.componentVaultId ?? 0n;
-  const [[, timelockEndTime, points, stakedVaultId, hasVault], creditYield, handMultiplier] =
-    await Promise.all([
-      memo.read({
-        ...at,
-        functionName: "stakedS1",
-        args: [stake.staker, stake.citizenId],
+  const entry = memo.read({
+    address: contracts.staker,
+    abi: stakerAbi,
+    functionName: "stakedS1",
+    args: [stake.staker, stake.citizenId],
+    ...block,
+  });
+  const [[, timelockEndTime, points, stakedVaultId, hasVault], configuration] = await Promise.all([
+    entry,
+    readS1Configuration(memo, contracts, {
+      citizenId: stake.citizenId,
+      componentVaultId,
+      // The staked vault counts only without a component vault: read from the entry, in the
+      // same round as the first configuration reads.
+      vaultId: componentVaultId !== 0n ? componentVaultId : entry.then((read) => read[3]),
+      ...block,
+    }),
+  ]);
+  return { timelockEndTime, points, stakedVaultId, hasVault, ...configuration };
+}
+
+/** The configuration figures an S1 stake is scored with, as one block's state gives them. */
+export type StakeConfiguration = Pick<
+  StakeReads,
+  | "creditYield"
+  | "identityPoints"
+  | "configuredVaultMultiplier"
+  | "handMultiplier"
+  | "vaultCreditMultiplier"
+>;
+
+/** One S1 stake's citizen and vault, and the block to read its configuration at. */
+export interface ConfigurationAtBlock extends BlockAt {
+  citizenId: bigint;
+  /** The citizen's component vault (0 for none): its credit yield follows it. */
+  componentVaultId: bigint;
+  /** The vault the stake counts (component, else staked, else 0). */
+  vaultId: bigint;
+}
+
+/**
+ * The configuration figures of each S1 stake at the block given, without its entry: another
+ * block's state (the one before the stake's, or the memo's state override: a transaction's
+ * prestate) to check against the points its own block shows. A stake whose reads the contract
+ * refuses there (a citizen that did not exist yet) has none (undefined).
+ */
+export function tryReadConfigurations(
+  memo: ViewMemo,
+  contracts: StakerContracts,
+  stakes: readonly ConfigurationAtBlock[],
+): Promise<(StakeConfiguration | undefined)[]> {
+  return Promise.all(
+    stakes.map((stake) =>
+      readS1Configuration(memo, contracts, stake).catch((error: unknown) => {
+        if (error instanceof ReadReverted) return undefined;
+        throw error;
       }),
-      memo.read({
-        ...at,
-        functionName: "getCreditYield",
-        args: [stake.citizenId, componentVaultId],
-      }),
-      memo.read({ ...at, functionName: "vaultCreditMultiplier", args: ["?"] }),
-    ]);
-  const vaultId = componentVaultId !== 0n ? componentVaultId : stakedVaultId;
+    ),
+  );
+}
+
+async function readS1Configuration(
+  memo: ViewMemo,
+  contracts: StakerContracts,
+  stake: Omit<ConfigurationAtBlock, "vaultId"> & { vaultId: bigint | Promise<bigint> },
+): Promise<StakeConfiguration> {
+  const block = { blockNumber: stake.blockNumber, blockHash: stake.blockHash };
+  const at = { address: contracts.staker, abi: stakerAbi, ...block } as const;
+  const [creditYield, handMultiplier, vaultId] = await Promise.all([
+    memo.read({
+      ...at,
+      functionName: "getCreditYield",
+      args: [stake.citizenId, stake.componentVaultId],
+    }),
+    memo.read({ ...at, functionName: "vaultCreditMultiplier", args: ["?"] }),
+    stake.vaultId,
+  ]);
   const [identityPoints, configuredVaultMultiplier, vaultCreditMultiplier] = await Promise.all([
     memo.read({ ...at, functionName: "identityCreditPoints", args: [creditYield] }),
     vaultId !== 0n
@@ -133,10 +194,6 @@ async function readS1Stake(
       : undefined,
   ]);
   return {
-    timelockEndTime,
-    points,
-    stakedVaultId,
-    hasVault,
     creditYield,
     identityPoints,
     configuredVaultMultiplier,

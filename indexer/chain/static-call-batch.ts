@@ -5,6 +5,7 @@ import {
   HttpRequestError,
   keccak256,
   type PublicClient,
+  type StateOverride,
   slice,
   stringToHex,
   TimeoutError,
@@ -61,19 +62,23 @@ const STATIC_CALL_BATCH_ADDRESS: Address = slice(
  * again one by one. Connection trouble (timeouts, 5xx, 429, network) is thrown for the job's retry:
  * the single calls would meet it too. `callsPerBatch` is lower for calls with large answers
  * (tokenURIs) than for calls answering a word (a citizen's components, the stake reads).
+ * `stateOverride` goes beside the reader's own code: the calls see the block's state changed so.
  */
 export async function readStaticCalls(
   client: PublicClient,
   calls: readonly StaticCall[],
   block: bigint | BlockAt,
   callsPerBatch: number = STATIC_CALL_BATCH.callsPerBatch,
+  stateOverride: StateOverride = [],
 ): Promise<(Hex | undefined)[]> {
   const at = blockAt(block);
   const batches: StaticCall[][] = [];
   for (let start = 0; start < calls.length; start += callsPerBatch) {
     batches.push(calls.slice(start, start + callsPerBatch));
   }
-  const answers = await Promise.all(batches.map((batch) => readBatch(client, batch, at)));
+  const answers = await Promise.all(
+    batches.map((batch) => readBatch(client, batch, at, stateOverride)),
+  );
   return answers.flat();
 }
 
@@ -82,11 +87,12 @@ async function readBatch(
   client: PublicClient,
   calls: StaticCall[],
   block: BlockAt,
+  stateOverride: StateOverride,
 ): Promise<(Hex | undefined)[]> {
   const answered: (Hex | undefined)[] = [];
   while (answered.length < calls.length) {
     const rest = calls.slice(answered.length);
-    const results = await runReader(client, rest, block);
+    const results = await runReader(client, rest, block, stateOverride);
     // The node refused the batch, or gives an eth_call less gas than one call's cap.
     if (results === undefined || results.length === 0) {
       return [...answered, ...rest.map(() => undefined)];
@@ -96,7 +102,12 @@ async function readBatch(
   return answered;
 }
 
-async function runReader(client: PublicClient, calls: StaticCall[], block: BlockAt) {
+async function runReader(
+  client: PublicClient,
+  calls: StaticCall[],
+  block: BlockAt,
+  stateOverride: StateOverride,
+) {
   try {
     const { data } = await pinnedRead(client, block, (at) =>
       client.call({
@@ -105,6 +116,7 @@ async function runReader(client: PublicClient, calls: StaticCall[], block: Block
         ...at,
         stateOverride: [
           { address: STATIC_CALL_BATCH_ADDRESS, code: staticCallBatchDeployedBytecode },
+          ...stateOverride,
         ],
         // Not into viem's multicall: this is a batch of its own.
         batch: false,

@@ -5,6 +5,7 @@ import type {
   ContractFunctionName,
   PublicClient,
   ReadContractReturnType,
+  StateOverride,
 } from "viem";
 import { type BatchedView, calldataOf, readBatchedViews } from "./batched-views.ts";
 import type { BlockAt } from "./block-pin.ts";
@@ -21,13 +22,17 @@ interface Pending {
  * stakes share a configuration read (the "?" multiplier, a credit yield's points, a vault's
  * multiplier). The calls asked at one block in one turn of the event loop go together, many to
  * an eth_call (batched-views.ts), as viem's multicall batching grouped them before. Lives as long
- * as one fetch, so a retry asks the node again.
+ * as one fetch, so a retry asks the node again. With `stateOverride`, every read sees its block's
+ * state with those accounts' storage changed (a transaction's prestate, stake-prestate.ts).
  */
 export class ViewMemo {
   private readonly calls = new Map<string, Promise<unknown>>();
   private readonly pending = new Map<string, Pending>();
 
-  constructor(readonly client: PublicClient) {}
+  constructor(
+    readonly client: PublicClient,
+    readonly stateOverride?: StateOverride,
+  ) {}
 
   read<
     const abi extends Abi,
@@ -70,7 +75,7 @@ export class ViewMemo {
 
   private flush(block: string, batch: Pending) {
     this.pending.delete(block);
-    const reads = readBatchedViews(this.client, batch.calls, batch.at);
+    const reads = readBatchedViews(this.client, batch.calls, batch.at, this.stateOverride);
     batch.settle.forEach((settle, i) => {
       settle(reads[i]!);
     });

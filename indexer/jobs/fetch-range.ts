@@ -18,6 +18,7 @@ import { AmbiguousHandClaim, buildCitizenStake } from "../project/stake-facts.ts
 import { proveStake } from "../project/stake-proof.ts";
 import type { IndexerStore, RangeWrite } from "../store/index.ts";
 import type { CitizenReads } from "./citizen-claims.ts";
+import { explainConfigurations } from "./stake-configuration.ts";
 
 export interface RangeIndexerDeps {
   client: PublicClient;
@@ -204,8 +205,10 @@ async function citizensOf(
  * The citizen_stakes rows of the chunk's stakes. The stakes are first read where the fewest
  * blocks answer for all of them (mostly the chunk's last block, all in the same few
  * multicalls); a stake those reads prove (stake-proof.ts) takes them, and only the rest are
- * read at their own blocks, as before. Every read names its block by the hash the fetch saw
- * (the log's own for a stake's block), so no node can answer it from another block's state.
+ * read at their own blocks, as before, and where their figures do not give their points (the
+ * owner reconfigured in the stake's block) the figures are looked for before the stake
+ * (stake-configuration.ts). Every read names its block by the hash the fetch saw (the log's own
+ * for a stake's block), so no node can answer it from another block's state.
  */
 async function stakeFacts(
   deps: RangeIndexerDeps,
@@ -262,7 +265,17 @@ async function stakeFacts(
     deps.contracts,
     unproven.map((stake) => stakeAt(stake, stake.event.blockNumber)),
   );
-  const ownReadsOf = new Map(unproven.map((stake, i) => [stake, ownReads[i]!]));
+  const explained = await explainConfigurations(
+    deps,
+    memo,
+    unproven.map((stake, i) => ({
+      ...stake,
+      reads: ownReads[i]!,
+      laterBonus: stake.context.laterBonusInBlock,
+    })),
+    chunk.headers,
+  );
+  const explainedOf = new Map(unproven.map((stake, i) => [stake, explained[i]!]));
 
   return Promise.all(
     stakes.map(async (stake, i) => {
@@ -272,7 +285,7 @@ async function stakeFacts(
         citizen: stake.citizen,
         ...(proof.proven
           ? { reads: proof.reads, laterBonus: proof.laterBonus }
-          : { reads: ownReadsOf.get(stake)!, laterBonus: stake.context.laterBonusInBlock }),
+          : { ...explainedOf.get(stake)!, laterBonus: stake.context.laterBonusInBlock }),
       };
       try {
         return buildCitizenStake(input);

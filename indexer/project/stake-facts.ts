@@ -1,4 +1,5 @@
 import type { CitizenRow, CitizenStakeRow, StakerEventRow } from "../../db/schema.ts";
+import { s1BasePoints } from "../../lib/vocabulary.ts";
 import type { StakeReads } from "../chain/stake-reads.ts";
 import { splitOption } from "./event-rows.ts";
 
@@ -17,15 +18,9 @@ export interface HandFlag {
 }
 
 type HandClaimSource = NonNullable<CitizenStakeRow["handClaimSource"]>;
-
-/** An S1 stake's points before BYTES (STAKER-FACTS §2: floored twice, which floors the product once). */
-export function s1BasePoints(
-  identityPoints: bigint,
-  vaultMultiplier: bigint,
-  timelockMultiplier: bigint,
-): bigint {
-  return (identityPoints * vaultMultiplier * timelockMultiplier) / 100n / 100n;
-}
+type ConfigurationSource = NonNullable<CitizenStakeRow["configurationSource"]>;
+/** Where a stake's configuration figures were read (inferred is what buildCitizenStake says). */
+export type ConfigurationRead = Exclude<ConfigurationSource, "inferred">;
 
 /** An S2 stake's points before BYTES: 100 times the timelock multiplier, in hundredths. */
 export function s2BasePoints(timelockMultiplier: bigint): bigint {
@@ -46,6 +41,28 @@ export function effectiveVault(
     vaultId,
     vaultMultiplier: vaultId !== 0n ? (reads.configuredVaultMultiplier ?? 0n) : NO_VAULT_MULTIPLIER,
   };
+}
+
+/**
+ * Whether the configuration figures in `reads` give an S1 stake's base points, with or without
+ * a Hand claim (a claim only for a Hand): the stake's points are the witness of what it read.
+ */
+export function figuresExplain(input: {
+  citizen: CitizenRow;
+  reads: StakeReads;
+  timelockMultiplier: bigint;
+  basePoints: bigint;
+}): boolean {
+  const { citizen, reads } = input;
+  const { vaultMultiplier } = effectiveVault(citizen, reads);
+  const candidates = citizen.isHand
+    ? [vaultMultiplier, reads.handMultiplier ?? 0n]
+    : [vaultMultiplier];
+  const identityPoints = reads.identityPoints ?? 0n;
+  return candidates.some(
+    (multiplier) =>
+      s1BasePoints(identityPoints, multiplier, input.timelockMultiplier) === input.basePoints,
+  );
 }
 
 /**
@@ -89,6 +106,8 @@ export function appliedVaultMultiplier(input: {
 /**
  * The row of citizen_stakes for one S1/S2 Stake event. `laterBonus` is the BYTES bonus deposited
  * into this stake after it, up to the block `reads` were made at: already inside their points.
+ * `configuration` says where the configuration figures in `reads` were read (the end of a block
+ * by default); figures that do not give the stake's points are inferred, whatever their source.
  */
 export function buildCitizenStake(input: {
   event: StakerEventRow;
@@ -96,6 +115,7 @@ export function buildCitizenStake(input: {
   reads: StakeReads;
   laterBonus: bigint;
   handFlag?: HandFlag;
+  configuration?: ConfigurationRead;
 }): CitizenStakeRow {
   const { event, citizen, reads } = input;
   const season = event.citizenSeason;
@@ -129,8 +149,11 @@ export function buildCitizenStake(input: {
     handMultiplier: reads.handMultiplier ?? 0n,
     handFlag: input.handFlag,
   });
+  const explained =
+    s1BasePoints(identityPoints, applied.multiplier, timelockMultiplier) === basePoints;
   return {
     ...common,
+    configurationSource: explained ? (input.configuration ?? "block") : "inferred",
     creditYield: reads.creditYield ?? "",
     identityPoints,
     vaultId,

@@ -2,7 +2,7 @@ import type { CitizenRow, StakerEventRow } from "../../db/schema.ts";
 import type { StakeReads } from "../chain/stake-reads.ts";
 import { splitOption } from "./event-rows.ts";
 import { bonusThrough, type StakeContext } from "./stake-context.ts";
-import { effectiveVault, s1BasePoints, s2BasePoints } from "./stake-facts.ts";
+import { figuresExplain, s2BasePoints } from "./stake-facts.ts";
 
 /** Why a later block does not prove a stake's facts: its own block is read instead. */
 export type UnprovenBecause =
@@ -61,13 +61,6 @@ export function proveStake(input: {
     return basePoints === s2BasePoints(timelockMultiplier) ? proven : unproven;
   }
   if (basePoints === 0n) return { proven: false, because: "zero points" };
-  const { vaultMultiplier } = effectiveVault(citizen, atLater);
-  const candidates = citizen.isHand
-    ? [vaultMultiplier, atLater.handMultiplier ?? 0n]
-    : [vaultMultiplier];
-  const identityPoints = atLater.identityPoints ?? 0n;
-  const fits = candidates.some(
-    (multiplier) => s1BasePoints(identityPoints, multiplier, timelockMultiplier) === basePoints,
-  );
+  const fits = figuresExplain({ citizen, reads: atLater, timelockMultiplier, basePoints });
   return fits ? proven : unproven;
 }

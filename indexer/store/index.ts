@@ -161,14 +161,15 @@ export interface IndexerStore {
    */
   reproject(): Promise<{ citizens: number; indexedBlock: bigint }>;
   /**
-   * Counts for `status`: recorded read failures, stakes whose Hand flag was inferred, and the
-   * RPC calls every process made against the events and citizen stakes stored.
+   * Counts for `status`: recorded read failures, stakes whose Hand flag or configuration was
+   * inferred, and the RPC calls every process made against the events and citizen stakes stored.
    */
   counts(): Promise<{
     readFailures: number;
     /** Of those, tokenURIs that stopped reading: served with the name and image last read. */
     staleMetadata: number;
     inferredHandClaims: number;
+    inferredConfigurations: number;
     events: number;
     citizenStakes: number;
     rpcCalls: Record<string, number>;
@@ -179,6 +180,8 @@ export interface IndexerStore {
   recordFinalized(block: bigint): Promise<void>;
   /** The S1 stakes whose Hand flag is inferred (the node had no trace API), oldest first. */
   inferredHandClaims(): Promise<InferredHandClaim[]>;
+  /** The S1 stakes whose configuration figures are inferred (none explains points), oldest first. */
+  inferredConfigurations(): Promise<InferredConfiguration[]>;
   /**
    * Writes a Hand flag read from a trace over an inferred one, with the multiplier it applied,
    * and re-projects the citizen (the data version moves). False when it is no longer inferred.
@@ -198,6 +201,19 @@ export interface InferredHandClaim {
   occurrence: number;
   vaultMultiplier: bigint;
 }
+
+/** An S1 stake whose figures do not give its points, as stored (the end of its block's). */
+export type InferredConfiguration = Pick<
+  CitizenStakeRow,
+  | "blockNumber"
+  | "logIndex"
+  | "citizenId"
+  | "creditYield"
+  | "identityPoints"
+  | "vaultMultiplier"
+  | "timelockMultiplier"
+  | "basePoints"
+>;
 
 export interface Indexed {
   indexedBlock: bigint;
@@ -581,6 +597,23 @@ export function createIndexerStore(db: Database): IndexerStore {
     return rows.map((row) => ({ ...row, vaultMultiplier: row.vaultMultiplier ?? 0n }));
   }
 
+  async function inferredConfigurations(): Promise<InferredConfiguration[]> {
+    return db
+      .select({
+        blockNumber: citizenStakes.blockNumber,
+        logIndex: citizenStakes.logIndex,
+        citizenId: citizenStakes.citizenId,
+        creditYield: citizenStakes.creditYield,
+        identityPoints: citizenStakes.identityPoints,
+        vaultMultiplier: citizenStakes.vaultMultiplier,
+        timelockMultiplier: citizenStakes.timelockMultiplier,
+        basePoints: citizenStakes.basePoints,
+      })
+      .from(citizenStakes)
+      .where(eq(citizenStakes.configurationSource, "inferred"))
+      .orderBy(asc(citizenStakes.blockNumber), asc(citizenStakes.logIndex));
+  }
+
   async function settleHandClaim(
     stake: { blockNumber: bigint; logIndex: number },
     settled: { claim: boolean; vaultMultiplier: bigint },
@@ -628,6 +661,7 @@ export function createIndexerStore(db: Database): IndexerStore {
     ...tallies,
     recordFinalized,
     inferredHandClaims,
+    inferredConfigurations,
     settleHandClaim,
   };
 }

@@ -30,6 +30,10 @@ export function createTalliesStore(db: Database) {
       .select({ n: count() })
       .from(citizenStakes)
       .where(eq(citizenStakes.handClaimSource, "inferred"));
+    const [unexplained] = await db
+      .select({ n: count() })
+      .from(citizenStakes)
+      .where(eq(citizenStakes.configurationSource, "inferred"));
     const [events] = await db.select({ n: count() }).from(stakerEvents);
     const [stakes] = await db.select({ n: count() }).from(citizenStakes);
     const calls = await db.select().from(rpcCalls);
@@ -37,6 +41,7 @@ export function createTalliesStore(db: Database) {
       readFailures: failures?.n ?? 0,
       staleMetadata: stale?.n ?? 0,
       inferredHandClaims: inferred?.n ?? 0,
+      inferredConfigurations: unexplained?.n ?? 0,
       events: events?.n ?? 0,
       citizenStakes: stakes?.n ?? 0,
       rpcCalls: Object.fromEntries(calls.map((row) => [row.method, row.calls])),

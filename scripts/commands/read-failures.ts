@@ -9,7 +9,7 @@ export function addReadFailuresCommand(program: Command): void {
   program
     .command("read-failures")
     .description(
-      "citizens whose metadata could not be read (served with the name and image last read, or the fallback name when it never read), and stakes whose Hand flag is inferred (the node had no trace API)",
+      "citizens whose metadata could not be read (served with the name and image last read, or the fallback name when it never read), stakes whose Hand flag is inferred (the node had no trace API), and stakes whose configuration is inferred (reconfigured in the stake's block; no read explains its points)",
     )
     .option(
       "--retry",
@@ -43,8 +43,16 @@ export function addReadFailuresCommand(program: Command): void {
           `s1 #${stake.citizenId}\thand flag\tblock ${stake.blockNumber}\tinferred (no call trace of ${stake.transactionHash}): vault.multiplier ${stake.vaultMultiplier} assumes no claim`,
         );
       }
-      if (rows.length === 0 && inferred.length === 0) {
-        console.error("no recorded read failures and no inferred Hand flags");
+      const configurations = await indexer.store.inferredConfigurations();
+      for (const stake of configurations) {
+        console.log(
+          `s1 #${stake.citizenId}\tconfiguration\tblock ${stake.blockNumber}\tinferred (reconfigured in its block; neither end of the block nor a trace explains its points): ` +
+            `identity.points ${stake.identityPoints} x vault.multiplier ${stake.vaultMultiplier} x timelock.multiplier ${stake.timelockMultiplier} / 10000 != ${stake.basePoints} base points; ` +
+            `on a node with a prestate tracer, reindex --from ${stake.blockNumber} --to ${stake.blockNumber} reads it again`,
+        );
+      }
+      if (rows.length === 0 && inferred.length === 0 && configurations.length === 0) {
+        console.error("no recorded read failures, inferred Hand flags or inferred configurations");
       }
       await indexer.close();
     });

@@ -2,8 +2,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Static } from "elysia";
 import { getSchemaValidator } from "elysia";
 import { CitizenPage, S1Record, S2Record } from "../../api/modules/citizens/model.ts";
-import { formatDuration, weiToBytes } from "../../api/modules/citizens/record.ts";
-import { createApiHarness, json, STAKER, type Wire } from "./support.ts";
+import { formatDuration, inferredFields, weiToBytes } from "../../api/modules/citizens/record.ts";
+import type { StakedCitizen } from "../../db/schema.ts";
+import { s1BasePoints } from "../../lib/vocabulary.ts";
+import { citizenRow, createApiHarness, json, STAKER, type Wire } from "./support.ts";
 
 type Page = Wire<Static<typeof CitizenPage>>;
 type S1Body = Wire<S1Record>;
@@ -233,5 +235,80 @@ describe("units", () => {
     expect(weiToBytes("1")).toBe(1e-18);
     expect(weiToBytes("1000000000000000000")).toBe(1);
     expect(weiToBytes("0")).toBe(0);
+  });
+});
+
+describe("figures that do not give the record's points", () => {
+  const CONFIGURATION = ["identity.creditYield", "identity.points", "vault.multiplier"];
+  const row = (overrides: Partial<StakedCitizen>) =>
+    citizenRow({ handClaimSource: null, ...overrides }) as StakedCitizen;
+  /** The same row as the driver hands it over (decimal strings), which the API also serves. */
+  const raw = (citizen: StakedCitizen) =>
+    Object.fromEntries(
+      Object.entries(citizen).map(([key, value]) => [
+        key,
+        typeof value === "bigint" ? value.toString() : value,
+      ]),
+    ) as unknown as StakedCitizen;
+  const figures = (identityPoints: bigint, vaultMultiplier: bigint, bytesPoints = 0n) => ({
+    identityPoints,
+    vaultMultiplier,
+    timelockMultiplier: 150n,
+    bytesPoints,
+  });
+
+  test("are marked on S1 records, as all three configuration fields; S2 has none", () => {
+    // 1100 identity points where the stake applied 100: its points say 150.
+    const reconfigured = row({ ...figures(1_100n, 100n, 7n), totalPoints: 157n });
+    expect(inferredFields(reconfigured)).toEqual(CONFIGURATION);
+    expect(inferredFields(raw(reconfigured))).toEqual(CONFIGURATION);
+    const applied = row({ ...figures(100n, 100n, 7n), totalPoints: 157n });
+    expect(inferredFields(applied)).toEqual([]);
+    expect(inferredFields(raw(applied))).toEqual([]);
+    // An inferred Hand flag alone marks the multiplier; with the figures off, all three.
+    expect(inferredFields(row({ ...applied, handClaimSource: "inferred" }))).toEqual([
+      "vault.multiplier",
+    ]);
+    expect(inferredFields(row({ ...reconfigured, handClaimSource: "inferred" }))).toEqual(
+      CONFIGURATION,
+    );
+    expect(
+      inferredFields(
+        citizenRow({ season: 2, timelockMultiplier: 150n, totalPoints: 9n }) as StakedCitizen,
+      ),
+    ).toEqual([]);
+  });
+
+  test("by the staker's rule exactly, in doubles and past 2^53 alike", () => {
+    const cases: [bigint, bigint, bigint][] = [
+      [0n, 2n ** 200n, 150n],
+      [2n ** 60n, 100n, 150n],
+      [2n ** 40n + 1n, 2n ** 12n + 3n, 301n],
+      [66_667n, 3n, 50n],
+      [9_999n, 1n, 1n],
+      [300n, 300n, 300n],
+      [2n ** 26n, 2n ** 26n + 1n, 1n],
+    ];
+    for (const [identityPoints, vaultMultiplier, timelockMultiplier] of cases) {
+      const base = s1BasePoints(identityPoints, vaultMultiplier, timelockMultiplier);
+      for (const totalPoints of [base - 1n, base, base + 1n]) {
+        const citizen = row({
+          identityPoints,
+          vaultMultiplier,
+          timelockMultiplier,
+          bytesPoints: 0n,
+          totalPoints,
+        });
+        const expected = totalPoints === base ? [] : CONFIGURATION;
+        expect({
+          case: `${identityPoints}x${vaultMultiplier}x${timelockMultiplier}=${totalPoints}`,
+          marked: inferredFields(citizen),
+        }).toEqual({
+          case: `${identityPoints}x${vaultMultiplier}x${timelockMultiplier}=${totalPoints}`,
+          marked: expected,
+        });
+        expect(inferredFields(raw(citizen))).toEqual(expected);
+      }
+    }
   });
 });

@@ -1,6 +1,13 @@
 import { describe, expect, test } from "bun:test";
+import type { CitizenRow, StakerEventRow } from "../../db/schema.ts";
+import type { StakeReads } from "../../indexer/chain/stake-reads.ts";
 import { parseTokenMetadata } from "../../indexer/project/metadata.ts";
-import { AmbiguousHandClaim, appliedVaultMultiplier } from "../../indexer/project/stake-facts.ts";
+import {
+  AmbiguousHandClaim,
+  appliedVaultMultiplier,
+  buildCitizenStake,
+  figuresExplain,
+} from "../../indexer/project/stake-facts.ts";
 import { bytesBonus } from "../../lib/vocabulary.ts";
 
 const E18 = 10n ** 18n;
@@ -84,5 +91,98 @@ describe("token metadata", () => {
       unreadable: "tokenURI is not inline JSON: ipfs://whatever",
     });
     expect(parseTokenMetadata("")).toEqual({ unreadable: "tokenURI is empty" });
+  });
+});
+
+describe("the configuration figures an S1 stake is served with", () => {
+  /** 180 days at 1.50x. */
+  const option = ((180n * 86_400n) << 128n) | 150n;
+  const event: StakerEventRow = {
+    blockNumber: 10n,
+    logIndex: 3,
+    blockHash: `0x${"ab".repeat(32)}`,
+    transactionHash: `0x${"cd".repeat(32)}`,
+    event: "Stake",
+    account: `0x${"01".repeat(20)}`,
+    asset: `0x${"02".repeat(20)}`,
+    assetType: "s1_citizen",
+    timelockOption: option,
+    amountOrTokenId: 7n,
+    citizenSeason: 1,
+    citizenId: 7n,
+  };
+  const citizen: CitizenRow = {
+    season: 1,
+    citizenId: 7n,
+    identityId: 7n,
+    itemCacheId: 1n,
+    landDeedId: 1n,
+    componentVaultId: 0n,
+    isHand: false,
+  };
+  /** The stake applied 100 identity points with no vault: 150 points, plus a later bonus. */
+  const reads = (identityPoints: bigint): StakeReads => ({
+    timelockEndTime: 1_000n,
+    points: 150n + 4n,
+    stakedVaultId: 0n,
+    hasVault: false,
+    creditYield: "Low",
+    identityPoints,
+    handMultiplier: 300n,
+  });
+  const built = (identityPoints: bigint, configuration?: "parent" | "trace") =>
+    buildCitizenStake({
+      event,
+      citizen,
+      reads: reads(identityPoints),
+      laterBonus: 4n,
+      configuration,
+    });
+
+  test("figures that give the stake's points keep the source they were read from", () => {
+    expect(built(100n).configurationSource).toBe("block");
+    expect(built(100n, "parent").configurationSource).toBe("parent");
+    expect(built(100n, "trace")).toMatchObject({
+      configurationSource: "trace",
+      identityPoints: 100n,
+      basePoints: 150n,
+    });
+  });
+
+  test("figures that do not are inferred, whatever they were read from", () => {
+    const timelockMultiplier = 150n;
+    expect(
+      figuresExplain({ citizen, reads: reads(1_100n), timelockMultiplier, basePoints: 150n }),
+    ).toBe(false);
+    expect(built(1_100n, "parent")).toMatchObject({
+      configurationSource: "inferred",
+      identityPoints: 1_100n,
+      basePoints: 150n,
+    });
+  });
+
+  test("a Hand's figures explain its points with the claim or without it", () => {
+    const hand = { ...citizen, isHand: true };
+    const timelockMultiplier = 150n;
+    // 100 x "?" 300 x 1.5 = 450; 100 x no vault (100) x 1.5 = 150.
+    for (const basePoints of [450n, 150n]) {
+      expect(
+        figuresExplain({ citizen: hand, reads: reads(100n), timelockMultiplier, basePoints }),
+      ).toBe(true);
+    }
+    expect(
+      figuresExplain({ citizen, reads: reads(100n), timelockMultiplier, basePoints: 450n }),
+    ).toBe(false);
+  });
+
+  test("an S2 stake has no configuration to read", () => {
+    const s2 = { ...event, assetType: "s2_citizen" as const, citizenSeason: 2 };
+    const row = buildCitizenStake({
+      event: s2,
+      citizen: { ...citizen, season: 2 },
+      reads: { timelockEndTime: 1_000n, points: 150n },
+      laterBonus: 0n,
+    });
+    expect(row.configurationSource).toBeUndefined();
   });
 });

@@ -93,6 +93,8 @@ const cases: { table: PgTable; rows: Record<string, unknown>[] }[] = [
       stakedVaultId: source === null ? null : UINT256_MAX,
       hasVault: source === null ? null : i % 2 === 1,
       basePoints: UINT256_MAX,
+      configurationSource:
+        source === null ? null : (["block", "parent", "trace", "inferred"] as const)[i],
     })),
   },
   {

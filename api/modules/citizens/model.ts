@@ -45,8 +45,11 @@ const common = {
   inferred: t.Optional(
     t.Array(t.String(), {
       description:
-        'the fields of this record whose value is an assumption rather than read from the chain, by their path ("vault.multiplier": a Hand claim sent through a contract wallet whose flag the node could not trace, served as no claim); absent when every value is read',
-      examples: [["vault.multiplier"]],
+        'the fields of this record whose value is an assumption rather than read from the chain, by their path: ["vault.multiplier"] for a Hand claim sent through a contract wallet whose flag the node could not trace (served as no claim); ["identity.creditYield", "identity.points", "vault.multiplier"] when the staker was reconfigured in the stake\'s block and no read shows what the stake saw (served as the end of that block has them; totalPoints is still the staker\'s own, and these figures do not give it); absent when every value is read',
+      examples: [
+        ["vault.multiplier"],
+        ["identity.creditYield", "identity.points", "vault.multiplier"],
+      ],
     }),
   ),
 };

@@ -6,6 +6,7 @@
  * survives; records.test.ts holds the text against the model's schemas.
  */
 import type { StakedCitizen } from "../../../db/schema.ts";
+import { s1BasePoints } from "../../../lib/vocabulary.ts";
 import type { Raw } from "../../raw-statement.ts";
 
 /** A row as drizzle maps it (bigints) or as the driver gives it (decimal strings). */
@@ -72,13 +73,47 @@ function image(template: string | undefined, id: string, stored: string | null) 
   return undefined;
 }
 
+/** The S1 fields the staker's configuration decides: what a reconfiguration can leave unknown. */
+const CONFIGURATION_FIELDS = ["identity.creditYield", "identity.points", "vault.multiplier"];
+
 /**
- * The record's fields whose value is assumed, not read: an S1 stake's Hand flag hides in the
- * inner call of a contract wallet, and a node without a trace API leaves it inferred (no claim),
- * so the vault multiplier served is the one the stake applied only if there was no claim.
+ * The record's fields whose value is assumed, not read:
+ *  - an S1 stake's Hand flag hides in the inner call of a contract wallet, and a node without a
+ *    trace API leaves it inferred (no claim), so the vault multiplier served is the one the stake
+ *    applied only if there was no claim;
+ *  - an S1 record whose figures do not give its own points: the staker's owner reconfigured in
+ *    the stake's block and nothing the indexer could read showed the configuration the stake saw
+ *    (citizen_stakes.configuration_source 'inferred'). Its totalPoints are the staker's own, its
+ *    figures the end of that block's, and all three configuration fields are marked: the points
+ *    do not say which of them changed. Checked on the record's own numbers, so no record that
+ *    contradicts itself is served unmarked, however its row came to be.
  */
 export function inferredFields(row: CitizenRow): string[] {
+  if (row.season === 1 && !figuresGivePoints(row)) return CONFIGURATION_FIELDS;
   return row.handClaimSource === "inferred" ? ["vault.multiplier"] : [];
+}
+
+/**
+ * Whether an S1 record's identity.points x vault.multiplier x timelock.multiplier give its
+ * totalPoints less bytes.points (s1BasePoints). In doubles where every number is exact (any real
+ * configuration: the product stays far below 2^53), which costs a record half what BigInt
+ * parsing does; in bigints otherwise. A zero factor makes the product 0 exactly either way.
+ */
+function figuresGivePoints(row: CitizenRow): boolean {
+  const identityPoints = row.identityPoints ?? 0;
+  const vaultMultiplier = row.vaultMultiplier ?? 100;
+  const product = Number(identityPoints) * Number(vaultMultiplier) * Number(row.timelockMultiplier);
+  const total = Number(row.totalPoints);
+  const bytes = Number(row.bytesPoints);
+  if (Number.isSafeInteger(product) && Number.isSafeInteger(total) && Number.isSafeInteger(bytes)) {
+    return (product - (product % 10_000)) / 10_000 === total - bytes;
+  }
+  const base = s1BasePoints(
+    BigInt(identityPoints),
+    BigInt(vaultMultiplier),
+    BigInt(row.timelockMultiplier),
+  );
+  return base === BigInt(row.totalPoints) - BigInt(row.bytesPoints);
 }
 
 const text = (value: string) => JSON.stringify(value);
