@@ -5,8 +5,9 @@
  * clean, a process still starting that stops at once, every container stopping with 0, and the
  * runtime image holding the binary alone.
  * Run by scripts/container-test.sh, which builds the images and starts the engine; this file
- * talks to the engine only through DOCKER_HOST (docker-compose and the Docker API), so it runs
- * against Docker as well. Not a `*.test.ts`: `bun test` alone never starts it.
+ * talks to the engine only through DOCKER_HOST's socket (docker-compose and the Docker API), and
+ * kills one process by its pid on this host, so it runs against a local Docker as well. Not a
+ * `*.test.ts`: `bun test` alone never starts it.
  */
 import { beforeAll, describe, expect, test } from "bun:test";
 import { readFile } from "node:fs/promises";
@@ -115,7 +116,7 @@ const megabytes = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
 describe("docker-compose.yml on a container engine", () => {
   const ports: Record<string, string> = {};
   let token = "";
-  let staker: Address;
+  let stakerContract: Address;
   let apiBase: string;
   let chain: ReturnType<typeof createPublicClient>;
 
@@ -140,7 +141,7 @@ describe("docker-compose.yml on a container engine", () => {
   const get = (path: string) =>
     fetch(`${apiBase}${path}`, { headers: { authorization: `Bearer ${token}` } });
   const indexedBlock = async () => {
-    const response = await get(`/v1/staking/citizens?address=${staker}&limit=1`);
+    const response = await get(`/v1/staking/citizens?address=${stakerContract}&limit=1`);
     return BigInt(response.headers.get("x-indexed-block") ?? "-1");
   };
   const logsOf = async (service: string) => (await compose(["logs", "--no-color", service])).stdout;
@@ -198,7 +199,7 @@ describe("docker-compose.yml on a container engine", () => {
     token = created.stdout.match(/^cs_\S+$/m)?.[0] ?? "";
     expect(token).not.toBe("");
     const devnetFile = await composeOk(["exec", "-T", "devnet", "cat", "/devnet/devnet.json"]);
-    staker = JSON.parse(devnetFile.stdout).addresses.staker;
+    stakerContract = JSON.parse(devnetFile.stdout).addresses.staker;
 
     // Caught up with the scenario: the head when asked, indexed.
     const head = await chain.getBlockNumber();
@@ -222,7 +223,7 @@ describe("docker-compose.yml on a container engine", () => {
       const at = BigInt(listing.headers.get("x-indexed-block") ?? "-1");
       const { items } = (await listing.json()) as { items: CitizenRecord[] };
       const positions = await chain.readContract({
-        address: staker,
+        address: stakerContract,
         abi: stakerAbi,
         functionName: "getStakerPositions",
         args: [wallet as Address],
@@ -279,8 +280,12 @@ describe("docker-compose.yml on a container engine", () => {
     const [before] = await containers("follow");
     if (!before) throw new Error("no follow container");
     const blockAtKill = await indexedBlock();
-    // What a crash or the OOM killer does: the container's process dies, nobody stops it.
-    process.kill(before.State.Pid, "SIGKILL");
+    // What a crash or the OOM killer does: the follower (the child of tini, the container's
+    // PID 1) dies, nobody stops it.
+    const pid = before.State.Pid;
+    const children = (await readFile(`/proc/${pid}/task/${pid}/children`, "utf8")).trim();
+    expect(children).toMatch(/^\d+$/);
+    process.kill(Number(children), "SIGKILL");
     const after = await until("follow restarted", 60_000, async () => {
       const [state] = await containers("follow");
       return state?.State.Running && state.RestartCount > before.RestartCount ? state : undefined;
@@ -306,7 +311,7 @@ describe("docker-compose.yml on a container engine", () => {
         Env: [
           "PRESET=mainnet",
           "RPC_URL=http://127.0.0.1:1",
-          "STAKER_ADDRESS=0x0165878a594ca255338adfa4d48449f69242eb8f",
+          `STAKER_ADDRESS=${stakerContract}`,
           "START_BLOCK=1",
           "DATABASE_URL=postgres://postgres:postgres@127.0.0.1:2/citizen_staking",
           "REDIS_URL=redis://127.0.0.1:3",
