@@ -47,8 +47,12 @@ cleanup() {
   set +e
   if [ -S "$work/podman.sock" ]; then
     export DOCKER_HOST="unix://$work/podman.sock" COMPOSE_PROJECT_NAME="$project"
-    # A failure is read from the services' last lines, before they go.
-    [ "$code" = 0 ] || docker-compose --profile devnet logs --no-color --tail 40 >&2
+    # A failure is read from the services' and the engine's last lines, before they go (the
+    # engine's complaints about systemd's missing health check timers left out).
+    if [ "$code" != 0 ]; then
+      docker-compose --profile devnet logs --no-color --tail 40 >&2
+      grep -v 'systemd' "$work/podman-service.log" | tail -20 >&2
+    fi
     docker-compose --profile devnet down --volumes --remove-orphans --timeout 10 >/dev/null 2>&1
   fi
   remove_project "$project"
@@ -69,6 +73,9 @@ builds="$(docker-compose --profile devnet config |
     const built = new Map();
     for (const s of Object.values(services)) if (s.build) built.set(s.image, s.build.target);
     for (const [image, target] of built) console.log(target, image);')"
+# One run at a time builds and prunes (another run's build would lose its layers).
+exec 8>"${TMPDIR:-/tmp}/citizen-staking-images.lock"
+flock 8
 while read -r target image; do
   phase "building target $target as $image"
   podman build --quiet --format docker --pull=never --network host \
@@ -77,6 +84,7 @@ done <<<"$builds"
 # What earlier runs built and these builds untagged (every image built on a stand-in inherits
 # its label), so that a run per commit does not fill the disk.
 podman image prune --force --filter label=io.citizen-staking.stand-in >/dev/null
+flock --unlock 8
 
 phase "starting podman's Docker API"
 podman system service --time=0 "unix://$work/podman.sock" 2>"$work/podman-service.log" &
