@@ -1,0 +1,162 @@
+import { createMPT } from "@ethereumjs/mpt";
+import {
+  type Address,
+  bytesToHex,
+  type Hex,
+  hexToBytes,
+  numberToHex,
+  type PublicClient,
+  toRlp,
+} from "viem";
+import { errorSummary } from "../../lib/log.ts";
+import { isTransientRpcFailure } from "../../lib/rpc-failures.ts";
+import { decodeStakerLog, type RpcLog, type StakerLog } from "./logs.ts";
+import { STAKER_TOPICS } from "./staker-log-decoder.ts";
+
+/**
+ * Nothing settles which staker logs a block holds: its bloom admits some, eth_getLogs cannot be
+ * taken at its word, and its receipts cannot be had or do not match the header's receiptsRoot.
+ * Nothing of the block is written; the caller holds at it and says why.
+ */
+export class StakerLogsUnsettled extends Error {
+  override name = "StakerLogsUnsettled";
+  constructor(
+    readonly blockNumber: bigint,
+    readonly reason: string,
+  ) {
+    super(
+      `the staker logs of block ${blockNumber} are unsettled: ${reason}; nothing is written from it on until the node answers eth_getBlockReceipts with receipts matching the header's receiptsRoot`,
+    );
+  }
+}
+
+/** The header fields a block's receipts are checked against. */
+export interface ReceiptsHeader {
+  number: bigint;
+  hash: Hex;
+  receiptsRoot: Hex;
+  /** The block's transaction hashes, in order (a header read without its transactions). */
+  transactions?: readonly (Hex | { hash: Hex })[];
+}
+
+interface RpcReceipt {
+  type?: Hex;
+  status?: Hex;
+  /** Before Byzantium, the state root after the transaction instead of a status. */
+  root?: Hex;
+  cumulativeGasUsed: Hex;
+  logsBloom: Hex;
+  logs: Array<Pick<RpcLog, "address" | "topics" | "data">>;
+  transactionHash: Hex;
+  transactionIndex: Hex;
+}
+
+/**
+ * The staker logs of a block, from its receipts (eth_getBlockReceipts, by the block's hash),
+ * after checking them against the header's receiptsRoot: the trie of the receipts (each the
+ * transaction type byte, then the RLP of [status, cumulative gas, bloom, logs], keyed by the
+ * RLP of its index; Yellow Paper §4.4.1, EIP-2718) must have that root. The root commits to
+ * every log of the block, in order, so a node cannot leave one out here without the root
+ * giving it away. Each log's position (logIndex) is counted from the receipts, never taken from
+ * the node, and its transaction hash is checked against the header's list when the header has
+ * one (the root does not commit to hashes).
+ *
+ * Throws StakerLogsUnsettled when the receipts cannot settle it: the node does not serve the
+ * method, has no receipts for the block, or gives receipts of another root. A failure that may
+ * pass (a timeout, a 429, a node busy) is thrown as it is, for the caller's retry.
+ */
+export async function verifiedStakerLogs(
+  client: PublicClient,
+  staker: Address,
+  header: ReceiptsHeader,
+): Promise<StakerLog[]> {
+  const receipts = await readReceipts(client, header);
+  const root = await receiptsRoot(receipts);
+  if (root !== header.receiptsRoot.toLowerCase()) {
+    throw new StakerLogsUnsettled(
+      header.number,
+      `its ${receipts.length} receipts have the root ${root}, not the header's ${header.receiptsRoot}`,
+    );
+  }
+  const hashes = header.transactions?.map((tx) => (typeof tx === "string" ? tx : tx.hash));
+  const logs: StakerLog[] = [];
+  const address = staker.toLowerCase();
+  const topics = new Set(STAKER_TOPICS.map((topic) => topic.toLowerCase()));
+  let logIndex = 0;
+  for (const [index, receipt] of receipts.entries()) {
+    const hash = receipt.transactionHash.toLowerCase();
+    if (hashes && hashes[index]?.toLowerCase() !== hash) {
+      throw new StakerLogsUnsettled(
+        header.number,
+        `its receipt ${index} names the transaction ${hash}, which the header does not have there`,
+      );
+    }
+    for (const log of receipt.logs) {
+      const position = logIndex++;
+      if (log.address.toLowerCase() !== address) continue;
+      if (!topics.has(log.topics[0]?.toLowerCase())) continue;
+      logs.push(
+        decodeStakerLog({
+          address: log.address,
+          topics: log.topics,
+          data: log.data,
+          blockNumber: numberToHex(header.number),
+          blockHash: header.hash,
+          transactionHash: receipt.transactionHash,
+          logIndex: numberToHex(position),
+        }),
+      );
+    }
+  }
+  return logs;
+}
+
+async function readReceipts(client: PublicClient, header: ReceiptsHeader): Promise<RpcReceipt[]> {
+  let receipts: RpcReceipt[] | null;
+  try {
+    receipts = (await client.request({
+      method: "eth_getBlockReceipts",
+      params: [header.hash],
+    })) as unknown as RpcReceipt[] | null;
+  } catch (error) {
+    if (isTransientRpcFailure(error)) throw error;
+    throw new StakerLogsUnsettled(
+      header.number,
+      `its receipts cannot be read (eth_getBlockReceipts: ${errorSummary(error)})`,
+    );
+  }
+  if (!Array.isArray(receipts)) {
+    throw new StakerLogsUnsettled(header.number, "the node has no receipts for it");
+  }
+  return receipts.toSorted((a, b) => Number(a.transactionIndex) - Number(b.transactionIndex));
+}
+
+/** The root of the receipts' trie, as a block header holds it. */
+export async function receiptsRoot(receipts: readonly RpcReceipt[]): Promise<Hex> {
+  const trie = await createMPT();
+  for (const [index, receipt] of receipts.entries()) {
+    await trie.put(hexToBytes(toRlp(integer(index))), hexToBytes(encodeReceipt(receipt)));
+  }
+  return bytesToHex(trie.root());
+}
+
+/** A receipt as the trie holds it: EIP-2718's type byte (none for a legacy one), then its RLP. */
+function encodeReceipt(receipt: RpcReceipt): Hex {
+  const outcome =
+    receipt.status !== undefined ? (BigInt(receipt.status) === 1n ? "0x01" : "0x") : receipt.root!;
+  const body = toRlp([
+    outcome,
+    integer(BigInt(receipt.cumulativeGasUsed)),
+    receipt.logsBloom,
+    receipt.logs.map((log) => [log.address, log.topics, log.data]),
+  ]);
+  const type = BigInt(receipt.type ?? "0x0");
+  return type === 0n ? body : (`0x${type.toString(16).padStart(2, "0")}${body.slice(2)}` as Hex);
+}
+
+/** An integer as RLP takes it: big-endian bytes without leading zeros, none for zero. */
+function integer(value: number | bigint): Hex {
+  if (BigInt(value) === 0n) return "0x";
+  const hex = BigInt(value).toString(16);
+  return `0x${hex.length % 2 === 0 ? hex : `0${hex}`}`;
+}
