@@ -3,6 +3,7 @@ import { createDatabase } from "../db/client.ts";
 import { logger } from "../lib/log.ts";
 import { createOutageReporter } from "../lib/outages.ts";
 import { readChainId } from "./chain/chain-id.ts";
+import type { CheckNode } from "./chain/check-node.ts";
 import { createChainClient } from "./chain/client.ts";
 import { discoverContracts } from "./chain/contracts.ts";
 import { readChainTip } from "./chain/finality.ts";
@@ -40,6 +41,8 @@ export interface IndexerOptions {
   finalityDepth?: number;
   followIntervalMs: number;
   maxLogRange: number;
+  /** A second node that answers every chunk's spans too (RPC_CHECK_URL; see check-node.ts). */
+  checkRpcUrl?: string;
   /** A killed worker's chunk returns to the queue about this long after it died. */
   jobLockMs?: number;
   /** Time between the follower's metadata refresh rounds (one page of tokenURIs); 0 is off. */
@@ -82,6 +85,9 @@ export async function createIndexer(options: IndexerOptions) {
     budget,
   });
   const chainId = await readChainId(client, options.chainId);
+  const checkNode = options.checkRpcUrl
+    ? await openCheckNode(options.checkRpcUrl, chainId, options)
+    : undefined;
   const contracts = await discoverContracts(client, options.staker);
   const database = createDatabase(options.databaseUrl, { max: options.concurrency + 2 });
   const store = countingRollbacks(createIndexerStore(database.db), metrics);
@@ -122,6 +128,7 @@ export async function createIndexer(options: IndexerOptions) {
     store,
     contracts,
     governor,
+    checkNode,
     citizenReads,
     eventBudget,
     queues,
@@ -262,3 +269,21 @@ function countingRollbacks(store: IndexerStore, metrics: IndexerMetrics): Indexe
 }
 
 export type Indexer = Awaited<ReturnType<typeof createIndexer>>;
+
+/**
+ * The check node's clients, once it has said it is on the indexer's chain. Its calls are counted
+ * by no metric and spend no budget of RPC_URL's: it is another operator's node.
+ */
+async function openCheckNode(
+  url: string,
+  chainId: number,
+  options: Pick<IndexerOptions, "rpcTimeoutMs" | "maxLogRange">,
+): Promise<CheckNode> {
+  const client = createChainClient(url, { timeoutMs: options.rpcTimeoutMs });
+  const logClient = createChainClient(url, {
+    timeoutMs: options.rpcTimeoutMs,
+    jsonRpcBatch: false,
+  });
+  await readChainId(client, chainId, "RPC_CHECK_URL");
+  return { client, logClient, governor: new LogRangeGovernor(options.maxLogRange) };
+}
