@@ -96,7 +96,7 @@ async function measure(label: string, events: number, transactionsPerBlock: numb
         deps.governor,
       );
       const { askedAgain: harmless } = await checkStakerTransfersLogged(
-        deps.client,
+        deps,
         deps.contracts,
         transfers,
         stakerLogs,

@@ -2,6 +2,7 @@ import type { Address } from "viem";
 import { createDatabase } from "../db/client.ts";
 import { logger } from "../lib/log.ts";
 import { createOutageReporter } from "../lib/outages.ts";
+import { MAX_RECEIPTS_ANSWER_BYTES } from "./chain/block-receipts.ts";
 import { readChainId } from "./chain/chain-id.ts";
 import type { CheckNode } from "./chain/check-node.ts";
 import { createChainClient } from "./chain/client.ts";
@@ -84,6 +85,13 @@ export async function createIndexer(options: IndexerOptions) {
     observer: metrics.rpc,
     budget,
   });
+  const receiptsClient = createChainClient(options.rpcUrl, {
+    timeoutMs: options.rpcTimeoutMs,
+    jsonRpcBatch: false,
+    maxAnswerBytes: MAX_RECEIPTS_ANSWER_BYTES,
+    observer: metrics.rpc,
+    budget,
+  });
   const chainId = await readChainId(client, options.chainId);
   const checkNode = options.checkRpcUrl
     ? await openCheckNode(options.checkRpcUrl, chainId, options)
@@ -125,6 +133,7 @@ export async function createIndexer(options: IndexerOptions) {
   const deps = {
     client,
     logClient,
+    receiptsClient,
     store,
     contracts,
     governor,
@@ -284,6 +293,16 @@ async function openCheckNode(
     timeoutMs: options.rpcTimeoutMs,
     jsonRpcBatch: false,
   });
+  const receiptsClient = createChainClient(url, {
+    timeoutMs: options.rpcTimeoutMs,
+    jsonRpcBatch: false,
+    maxAnswerBytes: MAX_RECEIPTS_ANSWER_BYTES,
+  });
   await readChainId(client, chainId, "RPC_CHECK_URL");
-  return { client, logClient, governor: new LogRangeGovernor(options.maxLogRange) };
+  return {
+    client,
+    logClient,
+    receiptsClient,
+    governor: new LogRangeGovernor(options.maxLogRange),
+  };
 }

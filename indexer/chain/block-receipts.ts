@@ -30,6 +30,23 @@ export class StakerLogsUnsettled extends Error {
   }
 }
 
+/**
+ * A node's clients for the missing-log checks: its batched one (headers, re-asks by hash), and
+ * one for receipts, which go alone and with a larger answer cap (MAX_RECEIPTS_ANSWER_BYTES).
+ */
+export interface NodeClients {
+  client: PublicClient;
+  receiptsClient: PublicClient;
+}
+
+/**
+ * The largest eth_getBlockReceipts answer taken. A block's receipts cannot be asked for in
+ * parts, and a block stuffed with logs fills its bloom, so it admits the staker and must be
+ * settled: the gas limit bounds it (a 45M-gas block of empty LOG0s holds 120,000 logs, ~40 MB of
+ * JSON), and the cap leaves room for higher limits.
+ */
+export const MAX_RECEIPTS_ANSWER_BYTES = 128 * 1024 * 1024;
+
 /** The header fields a block's receipts are checked against. */
 export interface ReceiptsHeader {
   number: bigint;

@@ -1,12 +1,10 @@
 import type { Address, Block, Hex, PublicClient } from "viem";
-import { StakerLogsUnsettled, verifiedStakerLogs } from "./block-receipts.ts";
+import { type NodeClients, StakerLogsUnsettled, verifiedStakerLogs } from "./block-receipts.ts";
 import { fetchStakerLogs, type LogRangeGovernor, type StakerLog } from "./logs.ts";
 import { blockStakerLogs, byBlock, replaceBlocks, sameLogs } from "./missing-logs.ts";
 
 /** A second node (RPC_CHECK_URL) that answers a chunk's spans beside the indexer's own. */
-export interface CheckNode {
-  /** Batched: headers and the re-asks of single blocks. */
-  client: PublicClient;
+export interface CheckNode extends NodeClients {
   /** eth_getLogs alone, as the indexer's own logClient. */
   logClient: PublicClient;
   /** Its own: the check node's provider may cap eth_getLogs otherwise. */
@@ -73,7 +71,7 @@ export async function fetchCheckNodeLogs(
  * chunk. The indexer's node pays only for a disputed block: a header, a re-ask and receipts.
  */
 export async function agreeWithCheckNode(
-  client: PublicClient,
+  node: NodeClients,
   check: CheckNode,
   staker: Address,
   answers: { own: readonly StakerLog[]; check: readonly StakerLog[] },
@@ -91,14 +89,12 @@ export async function agreeWithCheckNode(
   }
 
   const headers = await Promise.all(
-    disputed.map((blockNumber) => client.getBlock({ blockNumber })),
+    disputed.map((blockNumber) => node.client.getBlock({ blockNumber })),
   );
   const settled = new Map<bigint, StakerLog[]>();
   let settledByReceipts = 0;
   let corrected = 0;
-  const outcomes = await Promise.all(
-    headers.map((header) => settle(client, check, staker, header)),
-  );
+  const outcomes = await Promise.all(headers.map((header) => settle(node, check, staker, header)));
   for (const [i, outcome] of outcomes.entries()) {
     const blockNumber = disputed[i]!;
     if (outcome.logs === undefined) {
@@ -120,13 +116,13 @@ type Settlement = { logs: StakerLog[]; byReceipts: boolean } | { logs: undefined
 
 /** One disputed block: asked again by hash of both nodes, then settled by either's receipts. */
 async function settle(
-  client: PublicClient,
+  node: NodeClients,
   check: CheckNode,
   staker: Address,
   header: Block,
 ): Promise<Settlement> {
   const [own, other] = await Promise.allSettled([
-    blockStakerLogs(client, staker, header.hash!),
+    blockStakerLogs(node.client, staker, header.hash!),
     blockStakerLogs(check.client, staker, header.hash!),
   ]);
   if (
@@ -143,12 +139,15 @@ async function settle(
     transactions: header.transactions,
   };
   const reasons: string[] = [];
-  for (const [node, source] of [
-    [client, "RPC_URL"],
-    [check.client, "RPC_CHECK_URL"],
+  for (const [receipts, source] of [
+    [node.receiptsClient, "RPC_URL"],
+    [check.receiptsClient, "RPC_CHECK_URL"],
   ] as const) {
     try {
-      return { logs: await verifiedStakerLogs(node, staker, receiptsHeader), byReceipts: true };
+      return {
+        logs: await verifiedStakerLogs(receipts, staker, receiptsHeader),
+        byReceipts: true,
+      };
     } catch (error) {
       if (!(error instanceof StakerLogsUnsettled)) throw error;
       reasons.push(`${source}: ${error.reason}`);

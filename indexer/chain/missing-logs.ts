@@ -1,5 +1,5 @@
 import type { Address, Block, Hex, PublicClient } from "viem";
-import { StakerLogsUnsettled, verifiedStakerLogs } from "./block-receipts.ts";
+import { type NodeClients, StakerLogsUnsettled, verifiedStakerLogs } from "./block-receipts.ts";
 import { mayHoldStakerLogs } from "./log-bloom.ts";
 import { decodeStakerLog, type RpcLog, type StakerLog } from "./logs.ts";
 import { STAKER_TOPICS } from "./staker-log-decoder.ts";
@@ -45,7 +45,7 @@ export interface BloomCheck {
  * those of the blocks before it: the caller writes no further.
  */
 export async function checkNoStakerLogMissing(
-  client: PublicClient,
+  node: NodeClients,
   staker: Address,
   headers: Iterable<Block>,
   logs: readonly StakerLog[],
@@ -56,12 +56,12 @@ export async function checkNoStakerLogMissing(
     .sort((a, b) => (a.number! < b.number! ? -1 : 1));
   const quiet = suspects.filter((header) => !answered.has(header.number!));
   await reaskSuspects(
-    client,
+    node.client,
     staker,
     quiet.map((header) => ({ blockNumber: header.number!, blockHash: header.hash!, answered: 0 })),
   );
   const { settled, checked, unsettled } = await settleByReceipts(
-    client,
+    node.receiptsClient,
     staker,
     suspects,
     answered,
@@ -79,7 +79,7 @@ export async function checkNoStakerLogMissing(
  * that may pass is thrown. `checked` counts the blocks whose receipts matched their root.
  */
 export async function settleByReceipts(
-  client: PublicClient,
+  receiptsClient: PublicClient,
   staker: Address,
   headers: readonly Block[],
   answered: ReadonlyMap<bigint, StakerLog[]>,
@@ -90,7 +90,7 @@ export async function settleByReceipts(
 }> {
   const receipts = await Promise.allSettled(
     headers.map((header) =>
-      verifiedStakerLogs(client, staker, {
+      verifiedStakerLogs(receiptsClient, staker, {
         number: header.number!,
         hash: header.hash!,
         receiptsRoot: header.receiptsRoot,

@@ -1,4 +1,5 @@
 import { type Address, type Hex, type PublicClient, pad, toEventSelector } from "viem";
+import type { NodeClients } from "./block-receipts.ts";
 import type { StakerContracts } from "./contracts.ts";
 import { fetchLogs, type LogRangeGovernor, type RpcLog, type StakerLog } from "./logs.ts";
 import {
@@ -31,7 +32,7 @@ const TRANSFER = toEventSelector("Transfer(address,address,uint256)");
  * settle throws StakerLogsUnsettled (its chunk is parked).
  */
 export async function checkStakerTransfersLogged(
-  client: PublicClient,
+  { client, receiptsClient }: NodeClients,
   contracts: StakerContracts,
   transfers: readonly RpcLog[],
   logs: readonly StakerLog[],
@@ -80,7 +81,7 @@ export async function checkStakerTransfersLogged(
     blocks.map((block) => client.getBlock({ blockHash: block.blockHash })),
   );
   const { settled, checked, unsettled } = await settleByReceipts(
-    client,
+    receiptsClient,
     contracts.staker,
     headers,
     byBlock(logs),

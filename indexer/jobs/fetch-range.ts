@@ -34,6 +34,8 @@ export interface RangeIndexerDeps {
   client: PublicClient;
   /** eth_getLogs goes alone: an oversized answer must not fail the requests batched with it. */
   logClient: PublicClient;
+  /** eth_getBlockReceipts goes alone too, under its own answer cap (block-receipts.ts). */
+  receiptsClient: PublicClient;
   store: IndexerStore;
   contracts: StakerContracts;
   governor: LogRangeGovernor;
@@ -197,7 +199,7 @@ async function checkedLogs(
   const { client, contracts } = deps;
   if (fetched.dense) {
     const { logs, check, unsettled } = await checkNoStakerLogMissing(
-      client,
+      deps,
       contracts.staker,
       headers.values(),
       answer,
@@ -220,15 +222,10 @@ async function checkedLogs(
         `the check node (RPC_CHECK_URL) has ${checkAnswer.lastHash} as block ${last.number}, the node at RPC_URL ${last.hash}; the chunk is fetched again`,
       );
     }
-    const { logs, comparison } = await agreeWithCheckNode(
-      client,
-      deps.checkNode,
-      contracts.staker,
-      {
-        own: answer,
-        check: checkAnswer.logs,
-      },
-    );
+    const { logs, comparison } = await agreeWithCheckNode(deps, deps.checkNode, contracts.staker, {
+      own: answer,
+      check: checkAnswer.logs,
+    });
     return {
       logs,
       logCheck: {
@@ -240,7 +237,7 @@ async function checkedLogs(
     };
   }
   const { logs, ...check } = await checkStakerTransfersLogged(
-    client,
+    deps,
     contracts,
     fetched.transfers,
     answer,
