@@ -1,9 +1,10 @@
 import type { Address } from "viem";
 import { createDatabase } from "../db/client.ts";
+import { nodeFailure } from "../lib/connection-checks.ts";
 import { logger } from "../lib/log.ts";
 import { createOutageReporter } from "../lib/outages.ts";
 import { MAX_RECEIPTS_ANSWER_BYTES } from "./chain/block-receipts.ts";
-import { readChainId } from "./chain/chain-id.ts";
+import { ChainMismatch, readChainId } from "./chain/chain-id.ts";
 import type { CheckNode } from "./chain/check-node.ts";
 import { createChainClient } from "./chain/client.ts";
 import { discoverContracts } from "./chain/contracts.ts";
@@ -93,9 +94,11 @@ export async function createIndexer(options: IndexerOptions) {
     budget,
   });
   const chainId = await readChainId(client, options.chainId);
-  const checkNode = options.checkRpcUrl
-    ? await openCheckNode(options.checkRpcUrl, chainId, options)
-    : undefined;
+  // Only workers ask the check node: a command that only looks (status) needs it not.
+  const checkNode =
+    options.checkRpcUrl && !options.readOnly
+      ? await openCheckNode(options.checkRpcUrl, chainId, options)
+      : undefined;
   const contracts = await discoverContracts(client, options.staker);
   const database = createDatabase(options.databaseUrl, { max: options.concurrency + 2 });
   const store = countingRollbacks(createIndexerStore(database.db), metrics);
@@ -298,7 +301,11 @@ async function openCheckNode(
     jsonRpcBatch: false,
     maxAnswerBytes: MAX_RECEIPTS_ANSWER_BYTES,
   });
-  await readChainId(client, chainId, "RPC_CHECK_URL");
+  // Named for the operator: a check node that does not answer is waited for at start-up (as
+  // RPC_URL is), one that refuses stops the process, either way naming RPC_CHECK_URL.
+  await readChainId(client, chainId, "RPC_CHECK_URL").catch((error: unknown) => {
+    throw error instanceof ChainMismatch ? error : nodeFailure("RPC_CHECK_URL", error);
+  });
   return {
     client,
     logClient,
