@@ -192,7 +192,7 @@ function load() {
        * A second node, of another operator or provider, that answers the same spans of every
        * chunk: a block whose staker logs the two give differently is settled (asked again, then
        * by its receipts) or its chunk is parked. Unset: chunks are checked against the staker's
-       * token transfers on RPC_URL alone.
+       * token transfers on RPC_URL alone. RPC_MAX_REQUESTS_PER_SECOND caps it too, apart.
        */
       checkRpcUrl: optionalCheckUrl(),
       /**

@@ -16,13 +16,17 @@ import { STAKER_TOPICS } from "./staker-log-decoder.ts";
 /**
  * Nothing settles which staker logs a block holds: its bloom admits some, eth_getLogs cannot be
  * taken at its word, and its receipts cannot be had or do not match the header's receiptsRoot.
- * Nothing of the block is written; the caller holds at it and says why.
+ * Nothing of the block is written; the caller holds at it and says why. `mayPass`: the node has
+ * no receipts for the block yet, or another block's at its height (a load balancer's backend
+ * behind, or on another branch): asked again, it may well answer; a refusal or a mismatch needs
+ * an operator.
  */
 export class StakerLogsUnsettled extends Error {
   override name = "StakerLogsUnsettled";
   constructor(
     readonly blockNumber: bigint,
     readonly reason: string,
+    readonly mayPass = false,
   ) {
     super(
       `the staker logs of block ${blockNumber} are unsettled: ${reason}; nothing is written from it on until the node answers eth_getBlockReceipts with receipts matching the header's receiptsRoot`,
@@ -66,10 +70,11 @@ interface RpcReceipt {
   logs: Array<Pick<RpcLog, "address" | "topics" | "data">>;
   transactionHash: Hex;
   transactionIndex: Hex;
+  blockHash?: Hex;
 }
 
 /**
- * The staker logs of a block, from its receipts (eth_getBlockReceipts, by the block's hash),
+ * The staker logs of a block, from its receipts (eth_getBlockReceipts),
  * after checking them against the header's receiptsRoot: the trie of the receipts (each the
  * transaction type byte, then the RLP of [status, cumulative gas, bloom, logs], keyed by the
  * RLP of its index; Yellow Paper §4.4.1, EIP-2718) must have that root. The root commits to
@@ -88,6 +93,16 @@ export async function verifiedStakerLogs(
   header: ReceiptsHeader,
 ): Promise<StakerLog[]> {
   const receipts = await readReceipts(client, header);
+  const elsewhere = receipts.find(
+    (receipt) => receipt.blockHash?.toLowerCase() !== header.hash.toLowerCase(),
+  );
+  if (elsewhere) {
+    throw new StakerLogsUnsettled(
+      header.number,
+      `the node gives the receipts of block ${elsewhere.blockHash} at its height`,
+      true,
+    );
+  }
   const root = await receiptsRoot(receipts);
   if (root !== header.receiptsRoot.toLowerCase()) {
     throw new StakerLogsUnsettled(
@@ -131,9 +146,11 @@ export async function verifiedStakerLogs(
 async function readReceipts(client: PublicClient, header: ReceiptsHeader): Promise<RpcReceipt[]> {
   let receipts: RpcReceipt[] | null;
   try {
+    // By number: providers that document only a number outnumber those that take a hash. The
+    // receipts' own block hash and the root hold the answer to this very block.
     receipts = (await client.request({
       method: "eth_getBlockReceipts",
-      params: [header.hash],
+      params: [numberToHex(header.number)],
     })) as unknown as RpcReceipt[] | null;
   } catch (error) {
     if (isTransientRpcFailure(error)) throw error;
@@ -143,7 +160,7 @@ async function readReceipts(client: PublicClient, header: ReceiptsHeader): Promi
     );
   }
   if (!Array.isArray(receipts)) {
-    throw new StakerLogsUnsettled(header.number, "the node has no receipts for it");
+    throw new StakerLogsUnsettled(header.number, "the node has no receipts for it yet", true);
   }
   return receipts.toSorted((a, b) => Number(a.transactionIndex) - Number(b.transactionIndex));
 }

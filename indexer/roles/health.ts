@@ -34,7 +34,9 @@ const FATAL = [
   StakerLogsUnsettled,
   StakerLogsDisputed,
 ];
-export const isFatal = (error: unknown) => FATAL.some((kind) => error instanceof kind);
+export const isFatal = (error: unknown) =>
+  FATAL.some((kind) => error instanceof kind) &&
+  !(error instanceof StakerLogsUnsettled && error.mayPass);
 
 export interface HealthRecordsDeps {
   store: IndexerStore;
