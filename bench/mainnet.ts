@@ -221,6 +221,7 @@ async function follow(
       await Bun.sleep(10);
     }
     const before = provider.stats();
+    const cpuBefore = await follower.cpuSeconds();
     const started = performance.now();
     const deadline = Date.now() + 10 * 60_000;
     for (;;) {
@@ -232,6 +233,7 @@ async function follow(
       await Bun.sleep(10);
     }
     const seconds = (performance.now() - started) / 1000;
+    const cpuSeconds = (await follower.cpuSeconds()) - cpuBefore;
     const blocks = Number(range.to - range.from + 1n);
     const rpc = callsSince(before, provider.stats());
     return {
@@ -239,6 +241,8 @@ async function follow(
       seconds: round(seconds, 2),
       blocksPerSecond: round(blocks / seconds, 1),
       callsPerBlock: round(rpc.calls / blocks, 2),
+      /** The follow process's CPU: the receipts' tries are built there. */
+      cpuSeconds: round(cpuSeconds, 2),
       receiptsRead: rpc.byMethod.eth_getBlockReceipts ?? 0,
       rpc,
     };
@@ -449,6 +453,7 @@ async function main() {
           "blocks/s",
           "calls",
           "calls/block",
+          "follower CPU s",
           "over budget",
           "calls by method",
         ],
@@ -460,6 +465,7 @@ async function main() {
           run.blocksPerSecond,
           run.rpc.calls,
           run.callsPerBlock,
+          run.cpuSeconds,
           run.rpc.callsOverBudget,
           byMethod(run.rpc.byMethod),
         ]),
