@@ -70,22 +70,24 @@ interface RpcReceipt {
   logs: Array<Pick<RpcLog, "address" | "topics" | "data">>;
   transactionHash: Hex;
   transactionIndex: Hex;
-  blockHash?: Hex;
+  blockHash?: Hex | null;
 }
 
 /**
- * The staker logs of a block, from its receipts (eth_getBlockReceipts),
- * after checking them against the header's receiptsRoot: the trie of the receipts (each the
- * transaction type byte, then the RLP of [status, cumulative gas, bloom, logs], keyed by the
- * RLP of its index; Yellow Paper §4.4.1, EIP-2718) must have that root. The root commits to
+ * The staker logs of a block, from its receipts (eth_getBlockReceipts at its number, each
+ * receipt's block hash the header's), after checking them against the header's receiptsRoot:
+ * the trie of the receipts (each the transaction type byte, then the RLP of [status, cumulative
+ * gas, bloom, logs], keyed by the RLP of its index; Yellow Paper §4.4.1, EIP-2718) must have
+ * that root. The root commits to
  * every log of the block, in order, so a node cannot leave one out here without the root
  * giving it away. Each log's position (logIndex) is counted from the receipts, never taken from
  * the node, and its transaction hash is checked against the header's list when the header has
  * one (the root does not commit to hashes).
  *
  * Throws StakerLogsUnsettled when the receipts cannot settle it: the node does not serve the
- * method, has no receipts for the block, or gives receipts of another root. A failure that may
- * pass (a timeout, a 429, a node busy) is thrown as it is, for the caller's retry.
+ * method, has no receipts for the block or another block's (both may pass), or gives receipts
+ * of another root. A failure of the transport (a timeout, a 429, a node busy) is thrown as it
+ * is, for the caller's retry.
  */
 export async function verifiedStakerLogs(
   client: PublicClient,
@@ -94,7 +96,7 @@ export async function verifiedStakerLogs(
 ): Promise<StakerLog[]> {
   const receipts = await readReceipts(client, header);
   const elsewhere = receipts.find(
-    (receipt) => receipt.blockHash?.toLowerCase() !== header.hash.toLowerCase(),
+    (receipt) => receipt.blockHash && receipt.blockHash.toLowerCase() !== header.hash.toLowerCase(),
   );
   if (elsewhere) {
     throw new StakerLogsUnsettled(
