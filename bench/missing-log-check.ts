@@ -73,7 +73,7 @@ async function measure(label: string, events: number, transactionsPerBlock: numb
         const ms = Math.round(performance.now() - started);
         const { callsByMethod, httpRequests } = proxy.tally();
         console.log(
-          `  ${delayMs} ms latency, ${dense ? "bloom check (every header)" : "transfer check"}: ${ms} ms, ${httpRequests} HTTP requests, ${JSON.stringify(callsByMethod)}, ${write.harmlessSuspects} asked again`,
+          `  ${delayMs} ms latency, ${dense ? "bloom check (every header)" : "transfer check"}: ${ms} ms, ${httpRequests} HTTP requests, ${JSON.stringify(callsByMethod)}, ${write.logCheck.askedAgain} asked again`,
         );
       }
       // The check alone: its eth_getLogs (every Transfer of the five tokens) and the matching,
@@ -95,8 +95,8 @@ async function measure(label: string, events: number, transactionsPerBlock: numb
         to,
         deps.governor,
       );
-      const { harmless } = await checkStakerTransfersLogged(
-        deps.client,
+      const { askedAgain: harmless } = await checkStakerTransfersLogged(
+        deps,
         deps.contracts,
         transfers,
         stakerLogs,

@@ -1,8 +1,11 @@
 import type { Address } from "viem";
 import { createDatabase } from "../db/client.ts";
+import { nodeFailure } from "../lib/connection-checks.ts";
 import { logger } from "../lib/log.ts";
 import { createOutageReporter } from "../lib/outages.ts";
-import { readChainId } from "./chain/chain-id.ts";
+import { MAX_RECEIPTS_ANSWER_BYTES } from "./chain/block-receipts.ts";
+import { ChainMismatch, readChainId } from "./chain/chain-id.ts";
+import type { CheckNode } from "./chain/check-node.ts";
 import { createChainClient } from "./chain/client.ts";
 import { discoverContracts } from "./chain/contracts.ts";
 import { readChainTip } from "./chain/finality.ts";
@@ -40,6 +43,8 @@ export interface IndexerOptions {
   finalityDepth?: number;
   followIntervalMs: number;
   maxLogRange: number;
+  /** A second node that answers every chunk's spans too (RPC_CHECK_URL; see check-node.ts). */
+  checkRpcUrl?: string;
   /** A killed worker's chunk returns to the queue about this long after it died. */
   jobLockMs?: number;
   /** Time between the follower's metadata refresh rounds (one page of tokenURIs); 0 is off. */
@@ -81,7 +86,19 @@ export async function createIndexer(options: IndexerOptions) {
     observer: metrics.rpc,
     budget,
   });
+  const receiptsClient = createChainClient(options.rpcUrl, {
+    timeoutMs: options.rpcTimeoutMs,
+    jsonRpcBatch: false,
+    maxAnswerBytes: MAX_RECEIPTS_ANSWER_BYTES,
+    observer: metrics.rpc,
+    budget,
+  });
   const chainId = await readChainId(client, options.chainId);
+  // Only workers ask the check node: a command that only looks (status) needs it not.
+  const checkNode =
+    options.checkRpcUrl && !options.readOnly
+      ? await openCheckNode(options.checkRpcUrl, chainId, options)
+      : undefined;
   const contracts = await discoverContracts(client, options.staker);
   const database = createDatabase(options.databaseUrl, { max: options.concurrency + 2 });
   const store = countingRollbacks(createIndexerStore(database.db), metrics);
@@ -119,9 +136,11 @@ export async function createIndexer(options: IndexerOptions) {
   const deps = {
     client,
     logClient,
+    receiptsClient,
     store,
     contracts,
     governor,
+    checkNode,
     citizenReads,
     eventBudget,
     queues,
@@ -262,3 +281,43 @@ function countingRollbacks(store: IndexerStore, metrics: IndexerMetrics): Indexe
 }
 
 export type Indexer = Awaited<ReturnType<typeof createIndexer>>;
+
+/**
+ * The check node's clients, once it has said it is on the indexer's chain. Its calls are counted
+ * by no metric and spend none of RPC_URL's budget: it is another operator's node, with a budget
+ * of its own at the same RPC_MAX_REQUESTS_PER_SECOND (without one, the mainnet-shaped bench's
+ * check provider answered 3 of 225 calls with 429).
+ */
+async function openCheckNode(
+  url: string,
+  chainId: number,
+  options: Pick<IndexerOptions, "rpcTimeoutMs" | "maxLogRange" | "rpcMaxRequestsPerSecond">,
+): Promise<CheckNode> {
+  const budget =
+    options.rpcMaxRequestsPerSecond === undefined
+      ? undefined
+      : new RequestBudget(options.rpcMaxRequestsPerSecond);
+  const client = createChainClient(url, { timeoutMs: options.rpcTimeoutMs, budget });
+  const logClient = createChainClient(url, {
+    timeoutMs: options.rpcTimeoutMs,
+    jsonRpcBatch: false,
+    budget,
+  });
+  const receiptsClient = createChainClient(url, {
+    timeoutMs: options.rpcTimeoutMs,
+    jsonRpcBatch: false,
+    maxAnswerBytes: MAX_RECEIPTS_ANSWER_BYTES,
+    budget,
+  });
+  // Named for the operator: a check node that does not answer is waited for at start-up (as
+  // RPC_URL is), one that refuses stops the process, either way naming RPC_CHECK_URL.
+  await readChainId(client, chainId, "RPC_CHECK_URL").catch((error: unknown) => {
+    throw error instanceof ChainMismatch ? error : nodeFailure("RPC_CHECK_URL", error);
+  });
+  return {
+    client,
+    logClient,
+    receiptsClient,
+    governor: new LogRangeGovernor(options.maxLogRange),
+  };
+}

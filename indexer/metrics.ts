@@ -6,6 +6,7 @@
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import { withTimeout } from "../lib/with-timeout.ts";
 import type { RpcObserver } from "./chain/client.ts";
+import type { LogCheck } from "./jobs/fetch-range.ts";
 
 /** What a scrape reads: the checkpoint, the chain tip, table counts and queue depths. */
 export interface ScrapeSources {
@@ -80,6 +81,18 @@ export function createIndexerMetrics() {
   const reorgRemovedEvents = new Counter({
     name: `${PREFIX}reorg_removed_events_total`,
     help: "Staker events removed by rollbacks",
+    registers,
+  });
+
+  const logChecks = new Counter({
+    name: `${PREFIX}log_check_blocks_total`,
+    help: "Blocks the missing-log check looked at closer, by queue and outcome: asked_again (by hash), receipts_checked (receipts matched the header's receiptsRoot), corrected (written as the check settled them, not as eth_getLogs gave them), disputed (the check node answered otherwise), parked (a chunk parked on a block nothing settles)",
+    labelNames: ["queue", "outcome"],
+    registers,
+  });
+  const unsettled = new Gauge({
+    name: `${PREFIX}unsettled_block`,
+    help: "The block the follower holds at because nothing settles its staker logs (no receipts matching its receiptsRoot); 0 when it holds at none",
     registers,
   });
 
@@ -220,6 +233,21 @@ export function createIndexerMetrics() {
     },
     waitedForNode(queue: string) {
       nodeBehindWaits.inc({ queue });
+    },
+    /** What a job's missing-log check did (fetch-range.ts's LogCheck), in blocks. */
+    logsChecked(queue: string, check: LogCheck) {
+      logChecks.inc({ queue, outcome: "asked_again" }, check.askedAgain);
+      logChecks.inc({ queue, outcome: "receipts_checked" }, check.receiptsChecked);
+      logChecks.inc({ queue, outcome: "corrected" }, check.corrected);
+      logChecks.inc({ queue, outcome: "disputed" }, check.disputed);
+    },
+    /** A chunk parked: nothing settles a block's staker logs (a dispute, unmatched receipts). */
+    chunkParkedOnLogs() {
+      logChecks.inc({ queue: "chunks", outcome: "parked" });
+    },
+    /** The block the follower holds at, or none. */
+    unsettledBlock(blockNumber: bigint | undefined) {
+      unsettled.set(blockNumber === undefined ? 0 : Number(blockNumber));
     },
     rolledBack(removedEvents: number) {
       reorgRollbacks.inc();

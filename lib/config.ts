@@ -16,6 +16,7 @@ const env = process.env;
 registerSecretUrls([
   env.RPC_URL,
   env.RPC_WS_URL,
+  env.RPC_CHECK_URL,
   env.DATABASE_URL,
   env.REDIS_URL,
   env.DEMO_DATABASE_URL,
@@ -110,6 +111,13 @@ function optionalRpcUrl(): string | undefined {
   return raw === undefined ? undefined : url("RPC_URL", raw, ["http", "https"], "an http(s) URL");
 }
 
+function optionalCheckUrl(): string | undefined {
+  const raw = optionalText("RPC_CHECK_URL");
+  return raw === undefined
+    ? undefined
+    : url("RPC_CHECK_URL", raw, ["http", "https"], "an http(s) URL");
+}
+
 function optionalWsUrl(): string | undefined {
   const raw = optionalText("RPC_WS_URL");
   return raw === undefined ? undefined : url("RPC_WS_URL", raw, ["ws", "wss"], "a ws(s) URL");
@@ -180,6 +188,13 @@ function load() {
       followIntervalMs: integer("FOLLOW_INTERVAL_MS", 200, 10),
       /** Largest log query sent to the node; shrinks and grows with the provider's answers. */
       maxLogRange: integer("MAX_LOG_RANGE", 10_000, 1),
+      /**
+       * A second node, of another operator or provider, that answers the same spans of every
+       * chunk: a block whose staker logs the two give differently is settled (asked again, then
+       * by its receipts) or its chunk is parked. Unset: chunks are checked against the staker's
+       * token transfers on RPC_URL alone. RPC_MAX_REQUESTS_PER_SECOND caps it too, apart.
+       */
+      checkRpcUrl: optionalCheckUrl(),
       /**
        * JSON-RPC calls per second this process sends over HTTP (a batch counts each call), so a
        * provider key's budget is not hammered into 429s. Per process: processes sharing a key

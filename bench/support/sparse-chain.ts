@@ -19,10 +19,16 @@
  *   answer instead would tell the indexer's EIP-1898 probe that this node ignores block hashes,
  *   and every read would go by number, unlike on mainnet.
  *
+ * - eth_getBlockReceipts answers a real block's receipts, renumbered, and none for an empty one.
+ * - With `busyTail`, the blocks after the last real one are shaped like mainnet's instead of
+ *   empty (busy-blocks.ts): other contracts' receipts under a matching receiptsRoot, and a bloom
+ *   filled to the share set by `setTailFill` (none set until then).
+ *
  * Synthesized blocks keep their real block's timestamp (a real chain's grow by 12 s a block):
  * the indexer never reads the time of an empty block, and the staker's views run at real ones.
  */
 import { concatHex, type Hex, keccak256, numberToHex } from "viem";
+import { type BusyBlock, busyBlock } from "./busy-blocks.ts";
 
 type RpcCall = { jsonrpc?: string; id?: unknown; method: string; params?: unknown[] };
 type RpcAnswer = { jsonrpc: "2.0"; id: unknown; result?: unknown; error?: unknown };
@@ -35,6 +41,8 @@ export type SparseChainOptions = {
   placement: bigint[];
   /** Empty blocks after the last real one. */
   tailBlocks: number;
+  /** The tail's blocks shaped like mainnet's, with a bloom ready at each of `fills`. */
+  busyTail?: { fills: number[]; seed: string };
 };
 
 /** Reads whose parameter at this index is a block. */
@@ -145,6 +153,14 @@ export async function startSparseChain(upstream: string, options: SparseChainOpt
     return hash;
   };
 
+  const busy = new Map<bigint, BusyBlock>();
+  if (options.busyTail) {
+    for (let n = sparseOf(realHead) + 1n; n <= sparseHead; n++) {
+      busy.set(n, await busyBlock(n, options.busyTail.fills, options.busyTail.seed));
+    }
+  }
+  let tailFill: number | undefined;
+
   const blockAt = (n: bigint) => {
     if (n < 0n || n > sparseHead) return null;
     const real = realAtOrBefore(n);
@@ -152,6 +168,16 @@ export async function startSparseChain(upstream: string, options: SparseChainOpt
     const parentHash = n === 0n ? header.parentHash : hashOf(n - 1n);
     const renumbered = { ...header, number: numberToHex(n), hash: hashOf(n), parentHash };
     if (sparseOf(real) === n) return renumbered;
+    const tail = busy.get(n);
+    if (tail) {
+      return {
+        ...renumbered,
+        transactions: tail.transactions,
+        receiptsRoot: tail.receiptsRoot,
+        logsBloom: (tailFill !== undefined && tail.blooms.get(tailFill)) || EMPTY_BLOOM,
+        gasUsed: tail.receipts.at(-1)!.cumulativeGasUsed,
+      };
+    }
     return {
       ...renumbered,
       transactions: [],
@@ -243,6 +269,24 @@ export async function startSparseChain(upstream: string, options: SparseChainOpt
         };
       }
     }
+    if (call.method === "eth_getBlockReceipts") {
+      const n =
+        typeof params[0] === "string" && params[0].length === 66
+          ? hashes.get(params[0].toLowerCase())
+          : sparseNumber(params[0]);
+      if (n === undefined || n > sparseHead) return { answer: null };
+      const real = realAtOrBefore(n);
+      if (sparseOf(real) === n) {
+        return { forward: { ...call, params: [numberToHex(real)] }, fix: renumber };
+      }
+      const at = { blockNumber: numberToHex(n), blockHash: hashOf(n) };
+      const receipts = (busy.get(n)?.receipts ?? []).map((receipt) => ({
+        ...receipt,
+        ...at,
+        logs: (receipt.logs as object[]).map((log) => ({ ...log, ...at })),
+      }));
+      return { answer: receipts };
+    }
     const blockIndex = STATE_READS[call.method];
     if (blockIndex !== undefined) {
       const n = sparseNumber(params[blockIndex]);
@@ -300,6 +344,13 @@ export async function startSparseChain(upstream: string, options: SparseChainOpt
       ownMs: handlerMs - upstreamMs,
       ownMicrosPerRequest: requests > 0 ? ((handlerMs - upstreamMs) / requests) * 1_000 : 0,
     }),
+    /** The busy tail's blooms: `fill` of their bits set, or none (undefined). */
+    setTailFill(fill: number | undefined) {
+      if (fill !== undefined && !options.busyTail?.fills.includes(fill)) {
+        throw new RangeError(`no tail bloom was made at fill ${fill}`);
+      }
+      tailFill = fill;
+    },
     resetOverhead() {
       requests = 0;
       handlerMs = 0;

@@ -22,6 +22,8 @@ export interface ChainClientOptions {
   observer?: RpcObserver;
   /** The process's request budget (RPC_MAX_REQUESTS_PER_SECOND), shared by all its clients. */
   budget?: RequestBudget;
+  /** The largest answer taken (capped-answers.ts); viem's 10 MiB when absent. */
+  maxAnswerBytes?: number;
 }
 
 /**
@@ -54,7 +56,7 @@ export function createChainClient(rpcUrl: string, options: ChainClientOptions = 
         : { batchSize: Math.min(32, budget?.capacity ?? 32), wait: 0 },
     // Below the transport's retries, so a retried request waits for the budget like any other.
     // The answer's cap is applied there too (capped-answers.ts), so viem reads it in one piece.
-    fetchFn: cappedAnswers(budget ? budgeted(budget) : fetch),
+    fetchFn: cappedAnswers(budget ? budgeted(budget) : fetch, options.maxAnswerBytes),
     maxResponseBodySize: false,
     retryCount: options.retryCount ?? RPC_RETRY_COUNT,
     retryDelay: RPC_RETRY_BASE_MS,

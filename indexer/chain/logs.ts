@@ -111,9 +111,11 @@ export async function fetchStakerLogs(
   from: bigint,
   to: bigint,
   governor: LogRangeGovernor,
+  /** The setting naming the node, for an error: RPC_URL, or RPC_CHECK_URL for the check node. */
+  source = "RPC_URL",
 ): Promise<StakerLog[]> {
   const filter = { address: staker, topics: [STAKER_TOPICS] };
-  const raw = await fetchLogs(client, filter, from, to, governor, "the staker's logs");
+  const raw = await fetchLogs(client, filter, from, to, governor, "the staker's logs", source);
   return raw.map(decodeStakerLog);
 }
 
@@ -135,6 +137,7 @@ export async function fetchLogs(
   to: bigint,
   governor: LogRangeGovernor,
   what: string,
+  source = "RPC_URL",
 ): Promise<RpcLog[]> {
   const out: RpcLog[] = [];
   let start = from;
@@ -173,7 +176,7 @@ export async function fetchLogs(
       }
       if (governor.shrink(refusedSpan)) continue;
       throw new LogRangeTooLarge(
-        `${what} of block ${start} alone are more than the node at RPC_URL returns in one answer (${errorSummary(error)}); use a node with a larger eth_getLogs limit`,
+        `${what} of block ${start} alone are more than the node at ${source} returns in one answer (${errorSummary(error)}); use a node with a larger eth_getLogs limit`,
       );
     }
     for (const log of raw) if (!log.removed) out.push(log);

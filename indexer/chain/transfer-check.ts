@@ -1,7 +1,14 @@
 import { type Address, type Hex, type PublicClient, pad, toEventSelector } from "viem";
+import type { NodeClients } from "./block-receipts.ts";
 import type { StakerContracts } from "./contracts.ts";
 import { fetchLogs, type LogRangeGovernor, type RpcLog, type StakerLog } from "./logs.ts";
-import { reaskSuspects, type SuspectBlock } from "./missing-logs.ts";
+import {
+  byBlock,
+  reaskSuspects,
+  replaceBlocks,
+  type SuspectBlock,
+  settleByReceipts,
+} from "./missing-logs.ts";
 
 /** ERC-20's and ERC-721's Transfer share this topic0 (ERC-721 indexes the token id too). */
 const TRANSFER = toEventSelector("Transfer(address,address,uint256)");
@@ -18,15 +25,18 @@ const TRANSFER = toEventSelector("Transfer(address,address,uint256)");
  * vault an S1 citizen's; BYTES in a BYTES Stake, BYTES out a citizen's Withdraw; LP an LP
  * Stake or Withdraw, each at least as many as the transfers. A block with an unmatched transfer
  * is asked again by hash (reaskSuspects): more staker logs there than the answer held throws
- * StakerLogsMissing; as many is a plain transfer to or from the staker (someone sending it a
- * token), counted in `harmless`.
+ * StakerLogsMissing. As many is a plain transfer to or from the staker (someone sending it a
+ * token), or a node that leaves the block's staker logs out of every answer: its receipts,
+ * checked against its header's receiptsRoot, tell the two apart (settleByReceipts). The logs
+ * returned are the answer's with such a block's taken from its receipts; a block no receipts
+ * settle throws StakerLogsUnsettled (its chunk is parked).
  */
 export async function checkStakerTransfersLogged(
-  client: PublicClient,
+  { client, receiptsClient }: NodeClients,
   contracts: StakerContracts,
   transfers: readonly RpcLog[],
   logs: readonly StakerLog[],
-): Promise<{ harmless: number }> {
+): Promise<{ logs: StakerLog[]; askedAgain: number; receiptsChecked: number; corrected: number }> {
   const supply = new Map<Hex, Map<string, number>>();
   const answered = new Map<bigint, number>();
   for (const log of logs) {
@@ -63,8 +73,26 @@ export async function checkStakerTransfersLogged(
       });
     }
   }
-  await reaskSuspects(client, contracts.staker, [...suspects.values()]);
-  return { harmless: suspects.size };
+  const blocks = [...suspects.values()].sort((a, b) => (a.blockNumber < b.blockNumber ? -1 : 1));
+  await reaskSuspects(client, contracts.staker, blocks);
+  if (blocks.length === 0)
+    return { logs: [...logs], askedAgain: 0, receiptsChecked: 0, corrected: 0 };
+  const headers = await Promise.all(
+    blocks.map((block) => client.getBlock({ blockHash: block.blockHash })),
+  );
+  const { settled, checked, unsettled } = await settleByReceipts(
+    receiptsClient,
+    contracts.staker,
+    headers,
+    byBlock(logs),
+  );
+  if (unsettled) throw unsettled;
+  return {
+    logs: replaceBlocks(logs, settled),
+    askedAgain: blocks.length,
+    receiptsChecked: checked,
+    corrected: settled.size,
+  };
 }
 
 /**

@@ -2,10 +2,22 @@ import type { Block, Hex, PublicClient } from "viem";
 import type { CitizenRow, CitizenStakeRow, StakerEventRow } from "../../db/schema.ts";
 import { isCitizenAsset } from "../../lib/vocabulary.ts";
 import { type BlockAt, readsGoByHash } from "../chain/block-pin.ts";
+import type { StakerLogsUnsettled } from "../chain/block-receipts.ts";
+import {
+  agreeWithCheckNode,
+  type CheckNode,
+  CheckNodeOutOfStep,
+  fetchCheckNodeLogs,
+} from "../chain/check-node.ts";
 import { type CitizenKey, readCitizens } from "../chain/citizen-reads.ts";
 import type { StakerContracts } from "../chain/contracts.ts";
 import { readHandFlag } from "../chain/hand-flag.ts";
-import { fetchStakerLogs, type LogRangeGovernor, type StakerLog } from "../chain/logs.ts";
+import {
+  fetchStakerLogs,
+  type LogRangeGovernor,
+  type RpcLog,
+  type StakerLog,
+} from "../chain/logs.ts";
 import { checkNoStakerLogMissing } from "../chain/missing-logs.ts";
 import { behindAs } from "../chain/node-behind.ts";
 import { readStakes, tryReadStakes } from "../chain/stake-reads.ts";
@@ -24,6 +36,8 @@ export interface RangeIndexerDeps {
   client: PublicClient;
   /** eth_getLogs goes alone: an oversized answer must not fail the requests batched with it. */
   logClient: PublicClient;
+  /** eth_getBlockReceipts goes alone too, under its own answer cap (block-receipts.ts). */
+  receiptsClient: PublicClient;
   store: IndexerStore;
   contracts: StakerContracts;
   governor: LogRangeGovernor;
@@ -31,6 +45,8 @@ export interface RangeIndexerDeps {
   citizenReads: CitizenReads;
   /** Waits while this process's other chunks hold too many events (event-budget.ts). */
   admitEvents?: (events: number) => Promise<void>;
+  /** A second node (RPC_CHECK_URL) whose answers a chunk's must agree with. */
+  checkNode?: CheckNode;
 }
 
 /** The chain moved under a fetch (a reorg near the head): the range is fetched again. */
@@ -48,14 +64,30 @@ export interface FetchRequest {
   dense?: boolean;
 }
 
-/** A range's rows, and what its missing-log check cost. */
+/** A range's rows, and what its missing-log check cost and corrected. */
 export type FetchedRange = RangeWrite & {
+  logCheck: LogCheck;
+  /**
+   * A dense range cut short: nothing settles this block's staker logs, so the rows stop at the
+   * block before it. The caller writes them and holds there.
+   */
+  held?: StakerLogsUnsettled;
+};
+
+/** What a range's missing-log check did, in blocks. */
+export interface LogCheck {
   /**
    * Blocks asked again by hash that held no more staker logs than the answer: bloom false
-   * positives (dense) or plain token transfers to or from the staker (chunks).
+   * positives (dense) or plain token transfers to or from the staker (the Transfer check).
    */
-  harmlessSuspects: number;
-};
+  askedAgain: number;
+  /** Blocks whose receipts were read and matched their header's receiptsRoot. */
+  receiptsChecked: number;
+  /** Blocks whose staker logs the answer had wrong, written as the check settled them. */
+  corrected: number;
+  /** Blocks the check node (RPC_CHECK_URL) gave otherwise than the answer (chunks). */
+  disputed: number;
+}
 
 /**
  * Everything a block range adds to the tables, fetched in one straight line: headers, logs,
@@ -63,26 +95,39 @@ export type FetchedRange = RangeWrite & {
  * functions, and (a chunk, or reads by number) the last header read again. If that header
  * changed, the chain moved during the fetch and nothing is returned.
  *
- * The missing-log check: a dense range has every header, so each bloom is checked
- * (missing-logs.ts); a chunk reads only its ends, and its staker logs are matched against the
- * staker's token transfers (transfer-check.ts), a few eth_getLogs whatever its length.
+ * The missing-log check: a dense range has every header, so each bloom is checked and a block
+ * it admits staker logs in is settled by its receipts (missing-logs.ts); a chunk reads only its
+ * ends, and its staker logs are matched against a second node's (check-node.ts, with
+ * RPC_CHECK_URL) or else against the staker's token transfers (transfer-check.ts): a few
+ * eth_getLogs whatever its length.
  */
 export async function fetchRange(
   deps: RangeIndexerDeps,
   request: FetchRequest,
 ): Promise<FetchedRange> {
   const { client, contracts } = deps;
-  const { from, to, dense } = request;
-  const [headers, logs, transfers] = await Promise.all([
-    readHeaders(client, dense ? range(from, to) : [from, to]),
-    fetchStakerLogs(deps.logClient, contracts.staker, from, to, deps.governor),
-    dense ? [] : fetchStakerTransfers(deps.logClient, contracts, from, to, deps.governor),
+  const { from, dense } = request;
+  const checkNode = dense ? undefined : deps.checkNode;
+  const [headers, answer, transfers, checkAnswer] = await Promise.all([
+    readHeaders(client, dense ? range(from, request.to) : [from, request.to]),
+    fetchStakerLogs(deps.logClient, contracts.staker, from, request.to, deps.governor),
+    dense || checkNode
+      ? []
+      : fetchStakerTransfers(deps.logClient, contracts, from, request.to, deps.governor),
+    checkNode && fetchCheckNodeLogs(checkNode, contracts.staker, from, request.to),
   ]);
+  const { logs, logCheck, held } = await checkedLogs(deps, headers, answer, {
+    from,
+    dense,
+    transfers,
+    checkAnswer,
+    last: headers.get(request.to)!,
+  });
+  // Held at a block: the range ends before it (checkedLogs gave only the logs before it).
+  const to = held ? held.blockNumber - 1n : request.to;
+  if (held) for (const number of headers.keys()) if (number > to) headers.delete(number);
   const first = headers.get(from)!;
   const last = headers.get(to)!;
-  const { harmless: harmlessSuspects } = dense
-    ? await checkNoStakerLogMissing(client, contracts.staker, headers.values(), logs)
-    : await checkStakerTransfersLogged(client, contracts, transfers, logs);
 
   const blockHashes = new Map<bigint, string>();
   if (from > 0n) blockHashes.set(from - 1n, first.parentHash.toLowerCase());
@@ -134,8 +179,73 @@ export async function fetchRange(
     citizens: read,
     blockHashes,
     readFailures,
-    harmlessSuspects,
+    logCheck,
+    held,
   };
+}
+
+const NO_CHECK: LogCheck = { askedAgain: 0, receiptsChecked: 0, corrected: 0, disputed: 0 };
+
+/** The range's staker logs once its missing-log check has passed them (see fetchRange). */
+async function checkedLogs(
+  deps: RangeIndexerDeps,
+  headers: Map<bigint, Block>,
+  answer: StakerLog[],
+  fetched: {
+    from: bigint;
+    dense?: boolean;
+    transfers: RpcLog[];
+    checkAnswer?: { logs: StakerLog[]; lastHash: Hex };
+    last: Block;
+  },
+): Promise<{ logs: StakerLog[]; logCheck: LogCheck; held?: StakerLogsUnsettled }> {
+  const { client, contracts } = deps;
+  if (fetched.dense) {
+    const { logs, check, unsettled } = await checkNoStakerLogMissing(
+      deps,
+      contracts.staker,
+      headers.values(),
+      answer,
+    );
+    const logCheck = { ...NO_CHECK, ...check, corrected: check.fromReceipts };
+    if (!unsettled) return { logs, logCheck };
+    // A block that left the chain has no receipts either: that is a reorg, not a lying node.
+    const now = await client.getBlock({ blockNumber: unsettled.blockNumber });
+    if (now.hash !== headers.get(unsettled.blockNumber)?.hash) {
+      throw new ReorgDetected(`block ${unsettled.blockNumber} changed during the fetch`);
+    }
+    // Nothing before it to write: the range is the held block's.
+    if (unsettled.blockNumber === fetched.from) throw unsettled;
+    return { logs, logCheck, held: unsettled };
+  }
+  const { checkAnswer, last } = fetched;
+  if (deps.checkNode && checkAnswer) {
+    if (checkAnswer.lastHash !== last.hash) {
+      throw new CheckNodeOutOfStep(
+        `the check node (RPC_CHECK_URL) has ${checkAnswer.lastHash} as block ${last.number}, the node at RPC_URL ${last.hash}; the chunk is fetched again`,
+      );
+    }
+    const { logs, comparison } = await agreeWithCheckNode(deps, deps.checkNode, contracts.staker, {
+      own: answer,
+      check: checkAnswer.logs,
+    });
+    return {
+      logs,
+      logCheck: {
+        ...NO_CHECK,
+        receiptsChecked: comparison.settledByReceipts,
+        corrected: comparison.corrected,
+        disputed: comparison.disputed,
+      },
+    };
+  }
+  const { logs, ...check } = await checkStakerTransfersLogged(
+    deps,
+    contracts,
+    fetched.transfers,
+    answer,
+  );
+  return { logs, logCheck: { ...NO_CHECK, ...check } };
 }
 
 const isCitizenStake = (event: StakerEventRow) =>

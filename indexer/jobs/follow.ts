@@ -102,9 +102,17 @@ async function followFrom(
   try {
     const write = await fetchRange(deps, { from: current.indexedBlock + 1n, to, dense: true });
     const result = await store.writeRange(write, { extendsCheckpoint: true });
+    // Written up to the block whose staker logs nothing settles; the follower holds there.
+    if (write.held) throw write.held;
     // More blocks than one tick takes: the caller queues the next tick at once.
     const more = result.indexedBlock < head;
-    return { action: "indexed" as const, events: write.events.length, more, ...result };
+    return {
+      action: "indexed" as const,
+      events: write.events.length,
+      logCheck: write.logCheck,
+      more,
+      ...result,
+    };
   } catch (error) {
     // The chain moved during the tick, the node's answer left out logs, or another follower got
     // there first: the next tick starts from what is stored and what the chain now says.

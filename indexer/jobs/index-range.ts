@@ -25,7 +25,11 @@ export async function indexRange(deps: ChunkDeps, request: IndexRangeRequest) {
   try {
     const write = await fetchRange({ ...deps, admitEvents: hold?.admit }, request);
     const result = await commitRange(deps, write, request.replace);
-    return { events: write.events.length, indexedBlock: result.indexedBlock };
+    return {
+      events: write.events.length,
+      indexedBlock: result.indexedBlock,
+      logCheck: write.logCheck,
+    };
   } finally {
     hold?.release();
   }

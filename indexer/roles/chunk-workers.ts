@@ -46,6 +46,13 @@ export function createChunkWorkers({
     try {
       const result = await indexRange(deps, { from, to, replace: job.data.replace });
       await health.succeeded("chunks", started, result);
+      const { corrected, disputed } = result.logCheck;
+      if (corrected > 0 || disputed > 0) {
+        log.warn(
+          { job: job.id, disputed, corrected },
+          "eth_getLogs answered otherwise than the check node or the blocks' receipts: written as they settled it",
+        );
+      }
       log.info(
         {
           job: job.id,

@@ -66,11 +66,19 @@ export function createFollower({
     const started = performance.now();
     try {
       const result = await followTick(followDeps, settings);
+      const indexed = result.action === "indexed" ? result : undefined;
       if (result.action === "waiting") await health.waited("follow", started, result.behind);
       else
         await health.succeeded("follow", started, {
-          events: result.action === "indexed" ? result.events : 0,
+          events: indexed?.events ?? 0,
+          logCheck: indexed?.logCheck,
         });
+      if (indexed && indexed.logCheck.corrected > 0) {
+        log.warn(
+          { indexedBlock: indexed.indexedBlock.toString(), blocks: indexed.logCheck.corrected },
+          "eth_getLogs left staker logs out of every answer: written from the blocks' receipts",
+        );
+      }
       if (result.action === "indexed" && result.more)
         await queueTick(`next-${result.indexedBlock}`);
       if (followFailure !== undefined) {

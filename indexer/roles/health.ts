@@ -9,16 +9,22 @@ import { isConnectionFailure } from "../../lib/connection-checks.ts";
 import { errorSummary } from "../../lib/log.ts";
 import { createOutageReporter } from "../../lib/outages.ts";
 import { isTransientRpcFailure } from "../../lib/rpc-failures.ts";
+import { StakerLogsUnsettled } from "../chain/block-receipts.ts";
 import { ReadReverted } from "../chain/call-failure.ts";
 import { ChainMismatch } from "../chain/chain-id.ts";
+import { StakerLogsDisputed } from "../chain/check-node.ts";
 import { LogRangeTooLarge } from "../chain/logs.ts";
 import type { NodeBehind } from "../chain/node-behind.ts";
+import type { LogCheck } from "../jobs/fetch-range.ts";
 import { ChunkJobsParked } from "../jobs/follow.ts";
 import type { IndexerMetrics } from "../metrics.ts";
 import { ReorgTooDeep } from "../reorg/fork-point.ts";
 import { CheckpointMismatch, type IndexerRole, type IndexerStore } from "../store/index.ts";
 
-/** Errors no retry can fix: the job fails at once and says why. */
+/**
+ * Errors no retry can fix: the job fails at once and says why. The follower's next scheduled tick
+ * still tries again (StakerLogsUnsettled clears once the node serves matching receipts).
+ */
 const FATAL = [
   CheckpointMismatch,
   ReorgTooDeep,
@@ -26,8 +32,12 @@ const FATAL = [
   ReadReverted,
   LogRangeTooLarge,
   ChunkJobsParked,
+  StakerLogsUnsettled,
+  StakerLogsDisputed,
 ];
-export const isFatal = (error: unknown) => FATAL.some((kind) => error instanceof kind);
+export const isFatal = (error: unknown) =>
+  FATAL.some((kind) => error instanceof kind) &&
+  !(error instanceof StakerLogsUnsettled && error.mayPass);
 
 export interface HealthRecordsDeps {
   store: IndexerStore;
@@ -44,12 +54,18 @@ export function createHealthRecords({ store, metrics, log }: HealthRecordsDeps) 
 
   return {
     /** A job of `role` succeeded: its health is ok again and any outage it outlived is over. */
-    async succeeded(role: IndexerRole, started: number, result: { events?: number }) {
+    async succeeded(
+      role: IndexerRole,
+      started: number,
+      result: { events?: number; logCheck?: LogCheck },
+    ) {
       await store.recordHealth(role, { ok: true });
       databaseOutages.recovered();
       rpcOutages.recovered();
       nodeBehind.caughtUp();
       metrics.jobFinished(role, (performance.now() - started) / 1000, result);
+      if (result.logCheck) metrics.logsChecked(role, result.logCheck);
+      if (role === "follow") metrics.unsettledBlock(undefined);
     },
 
     /**
@@ -77,6 +93,11 @@ export function createHealthRecords({ store, metrics, log }: HealthRecordsDeps) 
         error: true,
         fatal: isFatal(error),
       });
+      const unsettled = error instanceof StakerLogsUnsettled;
+      if (role === "follow" && unsettled) metrics.unsettledBlock(error.blockNumber);
+      if (role === "chunks" && (unsettled || error instanceof StakerLogsDisputed)) {
+        metrics.chunkParkedOnLogs();
+      }
       await store
         .recordHealth(role, { ok: false, error: summary, fatal: isFatal(error) })
         .catch(() => {});

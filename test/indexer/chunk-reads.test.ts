@@ -309,7 +309,7 @@ describe("stakes read at a later block of their chunk", () => {
       const write = await fetchRange(indexer.deps, { from, to });
       const { callsByMethod } = proxy.tally();
       expect(write.stakes.map((stake) => stake.citizenId)).toEqual(ids);
-      expect(write.harmlessSuspects).toBe(0);
+      expect(write.logCheck.askedAgain).toBe(0);
       // Both ends, and the last again (anvil's logs carry their block's time).
       expect(callsByMethod.eth_getBlockByNumber).toBe(3);
       // The staker's logs and the Transfers of its tokens: one span each.

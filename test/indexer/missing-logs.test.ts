@@ -6,6 +6,7 @@ import { mainnetStakerAbi } from "../../contracts/generated/MainnetStaker.ts";
 import { mayHoldStakerLogs } from "../../indexer/chain/log-bloom.ts";
 import { STAKER_EVENTS } from "../../indexer/chain/staker-log-decoder.ts";
 import { fetchRange } from "../../indexer/jobs/fetch-range.ts";
+import { createApiHarness } from "../api/support.ts";
 import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
 import {
   indexDevnet,
@@ -78,10 +79,53 @@ describe("a getLogs answer that leaves out one block's staker logs", () => {
     }
   };
 
-  const lyingNode = () => {
-    const node = startLyingNode(devnet.node.rpcUrl);
+  const lyingNode = (upstream = devnet.node.rpcUrl) => {
+    const node = startLyingNode(upstream);
     nodes.push(node);
     return node;
+  };
+
+  const stakerLogsAt = (block: bigint) =>
+    stakerLogs.filter((log) => log.blockNumber === block).length;
+
+  /** The blocks holding logs the indexer follows (Stake, Withdraw, Claim), in order. */
+  const followedBlocks = () => {
+    const followed = new Set<string>(STAKER_EVENTS);
+    return [
+      ...new Set(
+        stakerLogs.filter((log) => followed.has(log.eventName)).map((log) => log.blockNumber),
+      ),
+    ];
+  };
+
+  /** The follower from the deploy block, every block above the finality boundary: block by block. */
+  const follower = async (label: string, rpcUrl: string) => {
+    const harness = await startTestIndexer({
+      label,
+      rpcUrl,
+      staker: devnet.deployment.addresses.staker,
+      // Above the devnet's head: every block is the follower's (FINALITY_DEPTH's largest).
+      options: { finalityDepth: 200, followIntervalMs: 50 },
+    });
+    harnesses.push(harness);
+    await harness.indexer.ensureCheckpoint(devnet.deployment.deployBlock);
+    await harness.indexer.start({ follow: true });
+    return harness;
+  };
+
+  /** One sample of the indexer's metrics, by its name and labels as Prometheus prints them. */
+  const metric = async (harness: TestIndexer, sample: string) => {
+    const text = await harness.indexer.metrics.scrape();
+    const line = text.split("\n").find((each) => each.startsWith(`${sample} `));
+    return line === undefined ? undefined : Number(line.slice(sample.length + 1));
+  };
+
+  const until = async (what: string, check: () => Promise<boolean>, timeoutMs = 60_000) => {
+    const deadline = Date.now() + timeoutMs;
+    while (!(await check())) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await Bun.sleep(50);
+    }
   };
 
   test("anvil's header blooms admit every block's staker logs and turn most other blocks away", async () => {
@@ -196,7 +240,7 @@ describe("a getLogs answer that leaves out one block's staker logs", () => {
 
     // The range alone: the block is the one suspect, asked again, and passes.
     const write = await fetchRange(fetcher.indexer.deps, { from: first, to: last });
-    expect(write.harmlessSuspects).toBe(1);
+    expect(write.logCheck.askedAgain).toBe(1);
     expect(write.events.filter((event) => event.blockNumber === block)).toHaveLength(
       inBlock.length,
     );
@@ -252,7 +296,7 @@ describe("a getLogs answer that leaves out one block's staker logs", () => {
     harnesses.push(fetcher);
 
     const write = await fetchRange(fetcher.indexer.deps, { from: first, to: last });
-    expect(write.harmlessSuspects).toBe(0);
+    expect(write.logCheck.askedAgain).toBe(0);
     expect(write.stakes.map((stake) => stake.citizenId)).toEqual([staked]);
   });
 
@@ -275,6 +319,212 @@ describe("a getLogs answer that leaves out one block's staker logs", () => {
     expect(await eventsStoredAt(harness, block)).toBe(
       stakerLogs.filter((log) => log.blockNumber === block).length,
     );
+    expect(await harness.mismatches(chainStakers())).toEqual([]);
+  });
+
+  test("on the follower's path, a block whose staker logs every eth_getLogs answer leaves out is written from its receipts", async () => {
+    const node = lyingNode();
+    const block = lastCitizenStakeBlock();
+    // The range's answer and the re-ask by hash both lack them: only the receipts hold them.
+    node.hideLogs(block, devnet.deployment.addresses.staker);
+    const harness = await follower("missing-logs-receipts", node.url);
+    await harness.waitForHead();
+    expect(await eventsStoredAt(harness, block)).toBe(stakerLogsAt(block));
+    expect(node.counts.droppedLogs).toBeGreaterThanOrEqual(2 * stakerLogsAt(block));
+    expect(node.counts.blockReceipts).toBeGreaterThan(0);
+    expect(
+      await metric(
+        harness,
+        'citizen_staking_log_check_blocks_total{queue="follow",outcome="corrected"}',
+      ),
+    ).toBe(1);
+    expect(await harness.mismatches(chainStakers())).toEqual([]);
+  });
+
+  test("on the follower's path, a node whose receipts lack them too holds the follower at the block, and status, /readyz and metrics say why", async () => {
+    const node = lyingNode();
+    const block = lastCitizenStakeBlock();
+    node.hideLogs(block, devnet.deployment.addresses.staker, { receipts: true });
+    const harness = await follower("missing-logs-held", node.url);
+    const followHealth = async () =>
+      (await harness.indexer.store.health()).find((row) => row.component === "follow");
+    await until("the follower to hold", async () =>
+      Boolean((await followHealth())?.lastError?.startsWith("StakerLogsUnsettled")),
+    );
+    // Every block before it is written; nothing of it.
+    expect((await harness.indexer.store.checkpoint())!.indexedBlock).toBe(block - 1n);
+    expect(await eventsStoredAt(harness, block)).toBe(0);
+    const failure = (await followHealth())!;
+    expect(failure.failingSince).not.toBeNull();
+    expect(failure.lastError).toContain(`block ${block}`);
+    expect(failure.lastError).toContain("receiptsRoot");
+
+    const status = await harness.cli(["status"]);
+    expect(status.code).toBe(0);
+    expect(status.stdout).toContain("FAILING");
+    expect(status.stdout).toContain(`StakerLogsUnsettled: the staker logs of block ${block}`);
+    const api = await createApiHarness({ databaseUrl: harness.database.url });
+    try {
+      const ready = await api.request("/readyz");
+      expect(ready.status).toBe(503);
+      const body = (await ready.json()) as { follower: string; reasons: string[] };
+      expect(body.follower).toBe("failing");
+      expect(body.reasons.join("\n")).toContain(
+        `StakerLogsUnsettled: the staker logs of block ${block}`,
+      );
+    } finally {
+      await api.close();
+    }
+    expect(await metric(harness, "citizen_staking_unsettled_block")).toBe(Number(block));
+    expect(
+      await metric(harness, 'citizen_staking_job_failures_total{queue="follow",fatal="true"}'),
+    ).toBeGreaterThan(0);
+
+    // Receipts that match their root again settle it: the block is written from them.
+    node.stopTamperingReceipts(block);
+    await harness.waitForHead();
+    expect(await eventsStoredAt(harness, block)).toBe(stakerLogsAt(block));
+    expect(await metric(harness, "citizen_staking_unsettled_block")).toBe(0);
+    await until(
+      "the follower's health to clear",
+      async () => (await followHealth())?.failingSince === null,
+    );
+    expect(await harness.mismatches(chainStakers())).toEqual([]);
+  });
+
+  test("on the follower's path, a node without eth_getBlockReceipts holds the follower where a bloom admits staker logs", async () => {
+    const node = lyingNode();
+    node.refuseBlockReceipts();
+    const harness = await follower("missing-logs-no-receipts", node.url);
+    await until("the follower to hold", async () => {
+      const row = (await harness.indexer.store.health()).find(
+        (each) => each.component === "follow",
+      );
+      return Boolean(row?.lastError?.includes("eth_getBlockReceipts"));
+    });
+    const first = followedBlocks()[0]!;
+    expect((await harness.indexer.store.checkpoint())!.indexedBlock).toBe(first - 1n);
+    expect(await metric(harness, "citizen_staking_unsettled_block")).toBe(Number(first));
+  });
+
+  test("on the follower's path, bloom false positives are settled by their receipts and the follower goes on", async () => {
+    const node = lyingNode();
+    // Every bloom admits everything, as near-full mainnet blooms often admit the staker: every
+    // block is asked again and its receipts read, the ones without staker logs included.
+    node.fillBlooms();
+    const harness = await follower("missing-logs-false-positives", node.url);
+    const head = await harness.waitForHead();
+    const blocks = Number(head - devnet.deployment.deployBlock);
+    // Earlier tests mined more blocks: the chain's logs as they are now.
+    const withLogs = new Set(
+      (
+        await devnet.client.getLogs({
+          address: devnet.deployment.addresses.staker,
+          events: mainnetStakerAbi.filter(
+            (item) =>
+              item.type === "event" && (STAKER_EVENTS as readonly string[]).includes(item.name),
+          ),
+          fromBlock: devnet.deployment.deployBlock + 1n,
+          toBlock: head,
+        })
+      ).map((log) => log.blockNumber),
+    ).size;
+    const receipts = await metric(
+      harness,
+      'citizen_staking_log_check_blocks_total{queue="follow",outcome="receipts_checked"}',
+    );
+    expect(receipts).toBeGreaterThanOrEqual(blocks);
+    expect(
+      await metric(
+        harness,
+        'citizen_staking_log_check_blocks_total{queue="follow",outcome="asked_again"}',
+      ),
+    ).toBeGreaterThanOrEqual(blocks - withLogs);
+    expect(
+      await metric(
+        harness,
+        'citizen_staking_log_check_blocks_total{queue="follow",outcome="corrected"}',
+      ),
+    ).toBe(0);
+    expect(await harness.mismatches(chainStakers())).toEqual([]);
+  });
+
+  test("on the chunk path, a second node (RPC_CHECK_URL) catches a block the first leaves out of every answer", async () => {
+    const node = lyingNode();
+    const block = lastCitizenStakeBlock();
+    node.hideLogs(block, devnet.deployment.addresses.staker);
+    const harness = await indexDevnet(devnet, {
+      label: "missing-logs-check-node",
+      rpcUrl: node.url,
+      options: { chunkSize: 20, checkRpcUrl: devnet.node.rpcUrl },
+    });
+    harnesses.push(harness);
+    expect(node.counts.droppedLogs).toBeGreaterThan(0);
+    expect(await eventsStoredAt(harness, block)).toBe(stakerLogsAt(block));
+    expect(
+      await metric(
+        harness,
+        'citizen_staking_log_check_blocks_total{queue="chunks",outcome="disputed"}',
+      ),
+    ).toBe(1);
+    expect(await harness.mismatches(chainStakers())).toEqual([]);
+  });
+
+  test("on the chunk path, a dispute no receipts settle parks the chunk, and status says why", async () => {
+    const primary = lyingNode();
+    const check = lyingNode();
+    const block = lastCitizenStakeBlock();
+    primary.hideLogs(block, devnet.deployment.addresses.staker, { receipts: true });
+    check.refuseBlockReceipts();
+    const harness = await startTestIndexer({
+      label: "missing-logs-disputed",
+      rpcUrl: primary.url,
+      staker: devnet.deployment.addresses.staker,
+      options: { chunkSize: 20, checkRpcUrl: check.url },
+    });
+    harnesses.push(harness);
+    const { to } = await harness.indexer.enqueueBackfill({
+      startBlock: devnet.deployment.deployBlock,
+    });
+    await harness.indexer.start({ follow: false });
+    let reason = "";
+    await until("the chunk to park", async () => {
+      const [failed] = await harness.indexer.queues.chunks.getFailed(0, 0);
+      reason = failed?.failedReason ?? "";
+      return reason !== "";
+    });
+    expect(reason).toContain(`StakerLogsDisputed: block ${block}`);
+    expect((await harness.indexer.store.checkpoint())!.indexedBlock).toBeLessThan(block);
+    expect(await eventsStoredAt(harness, block)).toBe(0);
+    const status = await harness.cli(["status"]);
+    expect(status.stdout).toContain("parked (fails for good)");
+    expect(status.stdout).toContain(`StakerLogsDisputed: block ${block}`);
+    expect(
+      await metric(
+        harness,
+        'citizen_staking_log_check_blocks_total{queue="chunks",outcome="parked"}',
+      ),
+    ).toBe(1);
+    expect(to).toBeGreaterThan(block);
+  });
+
+  test("on the chunk path without a second node, the Transfer check's suspect is settled by its receipts", async () => {
+    const node = lyingNode();
+    const block = lastCitizenStakeBlock();
+    node.hideLogs(block, devnet.deployment.addresses.staker);
+    const harness = await indexDevnet(devnet, {
+      label: "missing-logs-transfer-receipts",
+      rpcUrl: node.url,
+      options: { chunkSize: 20 },
+    });
+    harnesses.push(harness);
+    expect(await eventsStoredAt(harness, block)).toBe(stakerLogsAt(block));
+    expect(
+      await metric(
+        harness,
+        'citizen_staking_log_check_blocks_total{queue="chunks",outcome="corrected"}',
+      ),
+    ).toBe(1);
     expect(await harness.mismatches(chainStakers())).toEqual([]);
   });
 });
