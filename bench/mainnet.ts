@@ -80,7 +80,7 @@ async function backfill(
   const indexer = await createIndexer({
     rpcUrl: chainUrl,
     databaseUrl: database.url,
-    redisUrl: redis.url,
+    redis: { url: redis.url },
     queuePrefix: redis.prefix,
     staker,
     chainId: scenario.deployment.chainId,

@@ -2,6 +2,7 @@ import type { Address } from "viem";
 import { createDatabase } from "../db/client.ts";
 import { logger } from "../lib/log.ts";
 import { createOutageReporter } from "../lib/outages.ts";
+import { openRedis, type RedisTarget, redisVariable } from "../lib/redis.ts";
 import { readChainId } from "./chain/chain-id.ts";
 import { createChainClient } from "./chain/client.ts";
 import { discoverContracts } from "./chain/contracts.ts";
@@ -12,7 +13,7 @@ import { ClaimedCitizenReads } from "./jobs/citizen-claims.ts";
 import { CitizenReadCache } from "./jobs/citizen-read-cache.ts";
 import { EventBudget } from "./jobs/event-budget.ts";
 import { createMetadataRefresher } from "./jobs/metadata-refresh.ts";
-import { createQueues, readOnlyQueues, redisConnection } from "./jobs/queues.ts";
+import { createQueues, readOnlyQueues } from "./jobs/queues.ts";
 import { createIndexerMetrics, type IndexerMetrics } from "./metrics.ts";
 import { createBackfillQueue } from "./roles/backfill-queue.ts";
 import { createChunkWorkers } from "./roles/chunk-workers.ts";
@@ -28,7 +29,8 @@ export interface IndexerOptions {
   /** The node's WebSocket endpoint: new heads trigger a follow tick the moment they arrive. */
   wsUrl?: string;
   databaseUrl: string;
-  redisUrl: string;
+  /** REDIS_URL, or the sentinels that name the primary. */
+  redis: RedisTarget;
   queuePrefix: string;
   staker: Address;
   /** Checked against the node when given. */
@@ -85,12 +87,12 @@ export async function createIndexer(options: IndexerOptions) {
   const contracts = await discoverContracts(client, options.staker);
   const database = createDatabase(options.databaseUrl, { max: options.concurrency + 2 });
   const store = countingRollbacks(createIndexerStore(database.db), metrics);
-  const redis = redisConnection(options.redisUrl);
+  const redis = openRedis(options.redis, "queues");
   const queues = options.readOnly
     ? readOnlyQueues(redis, options.queuePrefix)
     : createQueues(redis, options.queuePrefix);
   // One warning per Redis outage, not a line (or, without a listener, a stack) per retry.
-  const redisOutages = createOutageReporter("REDIS_URL", log);
+  const redisOutages = createOutageReporter(redisVariable(options.redis), log);
   redisOutages.watch(queues.chunks, queues.follow);
   redis.on("ready", () => redisOutages.recovered());
   metrics.readAtScrape({
