@@ -1,7 +1,7 @@
 import type { Address } from "viem";
 import { createDatabase } from "../db/client.ts";
 import { logger } from "../lib/log.ts";
-import { createOutageReporter } from "../lib/outages.ts";
+import { createOutageReporter, type ErrorSource } from "../lib/outages.ts";
 import { openRedis, type RedisTarget, redisVariable } from "../lib/redis.ts";
 import { readChainId } from "./chain/chain-id.ts";
 import { createChainClient } from "./chain/client.ts";
@@ -12,6 +12,7 @@ import { RequestBudget } from "./chain/request-budget.ts";
 import { ClaimedCitizenReads } from "./jobs/citizen-claims.ts";
 import { CitizenReadCache } from "./jobs/citizen-read-cache.ts";
 import { EventBudget } from "./jobs/event-budget.ts";
+import { isLostLock } from "./jobs/job-worker.ts";
 import { createMetadataRefresher } from "./jobs/metadata-refresh.ts";
 import { createQueues, readOnlyQueues } from "./jobs/queues.ts";
 import { createIndexerMetrics, type IndexerMetrics } from "./metrics.ts";
@@ -95,6 +96,15 @@ export async function createIndexer(options: IndexerOptions) {
   const redisOutages = createOutageReporter(redisVariable(options.redis), log);
   redisOutages.watch(queues.chunks, queues.follow);
   redis.on("ready", () => redisOutages.recovered());
+  // A job a worker lost its hold on (in a failover, say) runs again: a warning, not an error.
+  const watchWorkers = (...workers: ErrorSource[]) => {
+    for (const worker of workers) {
+      worker.on("error", (error) => {
+        if (!isLostLock(error)) return redisOutages.error(error);
+        log.warn({ err: error.message }, "a worker lost its hold on a job; the job runs again");
+      });
+    }
+  };
   metrics.readAtScrape({
     indexedBlock: async () => (await store.checkpoint())?.indexedBlock,
     chainTip: () => readChainTip(client, options.finalityDepth),
@@ -223,13 +233,13 @@ export async function createIndexer(options: IndexerOptions) {
     /** Runs chunk workers and, with `follow`, the head follower. */
     start({ follow }: { follow: boolean }) {
       starting = (async () => {
-        redisOutages.watch(chunkWorkers.start());
+        watchWorkers(chunkWorkers.start());
         rpcReport.start();
         reconciler.start();
         if (follow) {
-          redisOutages.watch(await follower.start());
+          watchWorkers(await follower.start());
           await metadata.start();
-          redisOutages.watch(...metadata.watched());
+          watchWorkers(...metadata.watched());
         }
       })();
       return starting;
