@@ -1,6 +1,6 @@
 /** The API's pools, opened the same way by api/main.ts and the tests. */
-import IORedis from "ioredis";
 import { createDatabase } from "../db/client.ts";
+import { openRedis, type RedisTarget } from "../lib/redis.ts";
 import { INDEXED_BLOCK_CHANNEL } from "./indexed-block.ts";
 import { openReads } from "./reads.ts";
 
@@ -9,24 +9,20 @@ const REVOKED_TOKEN_CHANNEL = "api_token_revoked";
 
 export interface ConnectionOptions {
   databaseUrl: string;
-  redisUrl: string;
+  /** REDIS_URL, or the sentinels that name the primary. */
+  redis: RedisTarget;
   poolSize: number;
 }
 
-export function openConnections({ databaseUrl, redisUrl, poolSize }: ConnectionOptions) {
+export function openConnections({ databaseUrl, redis: redisTarget, poolSize }: ConnectionOptions) {
   // A short connect timeout: while Postgres is away, requests fail fast with 503 instead of
   // queueing; postgres.js opens new connections by itself once it is back.
   const database = createDatabase(databaseUrl, { max: poolSize, connectTimeout: 2 });
   // The hot reads' own pool, of the same size (api/reads.ts).
   const reads = openReads(databaseUrl, { max: poolSize, connectTimeout: 2 });
-  // Fail fast when Redis is away (no offline queue, short command timeout), so the rate
-  // limiter can fail open instead of holding requests.
-  const redis = new IORedis(redisUrl, {
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 1,
-    commandTimeout: 250,
-    lazyConnect: false,
-  });
+  // Fails fast while Redis is away (or failing over), so the rate limiter and the stream bound
+  // count in the instance instead of holding requests.
+  const redis = openRedis(redisTarget, "api");
   redis.on("error", () => {
     // Reported by the rate limiter when a command fails; ioredis reconnects by itself.
   });

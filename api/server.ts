@@ -45,7 +45,7 @@ export async function runApi({ migrate }: { migrate: boolean }): Promise<void> {
 
   const connections = openConnections({
     databaseUrl: config.databaseUrl,
-    redisUrl: config.redisUrl,
+    redis: config.redis,
     poolSize: config.api.poolSize,
   });
 

@@ -97,7 +97,7 @@ async function indexedDatabase(spec: ScenarioSpec): Promise<string> {
     const indexer = await createIndexer({
       rpcUrl: node.rpcUrl,
       databaseUrl: url,
-      redisUrl: redis.url,
+      redis: { url: redis.url },
       queuePrefix: redis.prefix,
       staker,
       chainId: scenario.deployment.chainId,
@@ -270,7 +270,7 @@ async function main() {
   const start = (server: Server, port: number) => {
     const settings: Record<string, string> = {
       DATABASE_URL: url,
-      REDIS_URL: config.redisUrl,
+      REDIS_URL: config.redis.url,
       QUEUE_PREFIX: `cs-bench-api-${process.pid}`,
       HOST: "127.0.0.1",
       PORT: String(port),

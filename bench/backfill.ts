@@ -280,7 +280,7 @@ async function measurePhases(
   const indexer = await createIndexer({
     rpcUrl: node.rpcUrl,
     databaseUrl: database.url,
-    redisUrl: redis.url,
+    redis: { url: redis.url },
     queuePrefix: redis.prefix,
     staker: scenario.deployment.addresses.staker,
     chunkSize,
@@ -379,7 +379,7 @@ async function measureReal(
   const indexer = await createIndexer({
     rpcUrl: node.rpcUrl,
     databaseUrl: database.url,
-    redisUrl: redis.url,
+    redis: { url: redis.url },
     queuePrefix: redis.prefix,
     staker,
     chainId: scenario.deployment.chainId,

@@ -95,7 +95,7 @@ async function backfill(
   const indexer = await createIndexer({
     rpcUrl: chainUrl,
     databaseUrl: database.url,
-    redisUrl: redis.url,
+    redis: { url: redis.url },
     queuePrefix: redis.prefix,
     staker,
     chainId: scenario.deployment.chainId,
@@ -186,7 +186,7 @@ async function follow(
   const indexer = await createIndexer({
     rpcUrl: chainUrl,
     databaseUrl: database.url,
-    redisUrl: redis.url,
+    redis: { url: redis.url },
     queuePrefix: redis.prefix,
     staker,
     chainId: scenario.deployment.chainId,

@@ -54,7 +54,7 @@ async function measure(label: string, events: number, transactionsPerBlock: numb
       const indexer = await createIndexer({
         rpcUrl: proxy.url,
         databaseUrl: database.url,
-        redisUrl: redis.url,
+        redis: { url: redis.url },
         queuePrefix: redis.prefix,
         staker: devnet.deployment.addresses.staker,
         chunkSize: Number(CHUNK),

@@ -2,7 +2,8 @@ import type { Address } from "viem";
 import { createDatabase } from "../db/client.ts";
 import { nodeFailure } from "../lib/connection-checks.ts";
 import { logger } from "../lib/log.ts";
-import { createOutageReporter } from "../lib/outages.ts";
+import { createOutageReporter, type ErrorSource } from "../lib/outages.ts";
+import { openRedis, type RedisTarget, redisVariable } from "../lib/redis.ts";
 import { MAX_RECEIPTS_ANSWER_BYTES } from "./chain/block-receipts.ts";
 import { ChainMismatch, readChainId } from "./chain/chain-id.ts";
 import type { CheckNode } from "./chain/check-node.ts";
@@ -14,8 +15,9 @@ import { RequestBudget } from "./chain/request-budget.ts";
 import { ClaimedCitizenReads } from "./jobs/citizen-claims.ts";
 import { CitizenReadCache } from "./jobs/citizen-read-cache.ts";
 import { EventBudget } from "./jobs/event-budget.ts";
+import { isLostLock } from "./jobs/job-worker.ts";
 import { createMetadataRefresher } from "./jobs/metadata-refresh.ts";
-import { createQueues, readOnlyQueues, redisConnection } from "./jobs/queues.ts";
+import { createQueues, readOnlyQueues } from "./jobs/queues.ts";
 import { createIndexerMetrics, type IndexerMetrics } from "./metrics.ts";
 import { createBackfillQueue } from "./roles/backfill-queue.ts";
 import { createChunkWorkers } from "./roles/chunk-workers.ts";
@@ -31,7 +33,8 @@ export interface IndexerOptions {
   /** The node's WebSocket endpoint: new heads trigger a follow tick the moment they arrive. */
   wsUrl?: string;
   databaseUrl: string;
-  redisUrl: string;
+  /** REDIS_URL, or the sentinels that name the primary. */
+  redis: RedisTarget;
   queuePrefix: string;
   staker: Address;
   /** Checked against the node when given. */
@@ -102,14 +105,23 @@ export async function createIndexer(options: IndexerOptions) {
   const contracts = await discoverContracts(client, options.staker);
   const database = createDatabase(options.databaseUrl, { max: options.concurrency + 2 });
   const store = countingRollbacks(createIndexerStore(database.db), metrics);
-  const redis = redisConnection(options.redisUrl);
+  const redis = openRedis(options.redis, "queues");
   const queues = options.readOnly
     ? readOnlyQueues(redis, options.queuePrefix)
     : createQueues(redis, options.queuePrefix);
   // One warning per Redis outage, not a line (or, without a listener, a stack) per retry.
-  const redisOutages = createOutageReporter("REDIS_URL", log);
+  const redisOutages = createOutageReporter(redisVariable(options.redis), log);
   redisOutages.watch(queues.chunks, queues.follow);
   redis.on("ready", () => redisOutages.recovered());
+  // A job a worker lost its hold on (in a failover, say) runs again: a warning, not an error.
+  const watchWorkers = (...workers: ErrorSource[]) => {
+    for (const worker of workers) {
+      worker.on("error", (error) => {
+        if (!isLostLock(error)) return redisOutages.error(error);
+        log.warn({ err: error.message }, "a worker lost its hold on a job; the job runs again");
+      });
+    }
+  };
   metrics.readAtScrape({
     indexedBlock: async () => (await store.checkpoint())?.indexedBlock,
     chainTip: () => readChainTip(client, options.finalityDepth),
@@ -240,13 +252,13 @@ export async function createIndexer(options: IndexerOptions) {
     /** Runs chunk workers and, with `follow`, the head follower. */
     start({ follow }: { follow: boolean }) {
       starting = (async () => {
-        redisOutages.watch(chunkWorkers.start());
+        watchWorkers(chunkWorkers.start());
         rpcReport.start();
         reconciler.start();
         if (follow) {
-          redisOutages.watch(await follower.start());
+          watchWorkers(await follower.start());
           await metadata.start();
-          redisOutages.watch(...metadata.watched());
+          watchWorkers(...metadata.watched());
         }
       })();
       return starting;

@@ -3,8 +3,9 @@
  * and a bad value stops the process with a message that names the variable.
  */
 import { isAddress } from "viem";
-import { registerSecretUrls } from "./error-cause.ts";
+import { registerSecrets, registerSecretUrls } from "./error-cause.ts";
 import { Refused } from "./fail.ts";
+import type { RedisSentinel, RedisTarget } from "./redis.ts";
 
 export class ConfigError extends Refused {
   override name = "ConfigError";
@@ -21,6 +22,7 @@ registerSecretUrls([
   env.REDIS_URL,
   env.DEMO_DATABASE_URL,
 ]);
+registerSecrets([env.REDIS_SENTINEL_PASSWORD]);
 
 function text(name: string, fallback: string): string {
   const value = env[name];
@@ -131,6 +133,63 @@ function oneOf<T extends string>(name: string, allowed: readonly T[], fallback: 
   return raw as T;
 }
 
+/**
+ * Redis at REDIS_URL, or, with REDIS_SENTINELS, the primary its sentinels name (REDIS_URL then
+ * gives only the password, user and database).
+ */
+function redis(): RedisTarget {
+  const url = redisUrl();
+  const sentinel = redisSentinel();
+  if (sentinel && url.startsWith("rediss:")) {
+    throw new ConfigError(
+      "REDIS_URL is rediss:// but TLS through Sentinel (REDIS_SENTINELS) is not supported; use redis://",
+    );
+  }
+  return sentinel ? { url, sentinel } : { url };
+}
+
+function redisUrl(): string {
+  return url(
+    "REDIS_URL",
+    text("REDIS_URL", "redis://127.0.0.1:6379"),
+    ["redis", "rediss"],
+    "redis://host:port or rediss://",
+  );
+}
+
+function redisSentinel(): RedisSentinel | undefined {
+  const hosts = list("REDIS_SENTINELS").map(sentinelAddress);
+  const name = optionalText("REDIS_SENTINEL_NAME");
+  const password = optionalText("REDIS_SENTINEL_PASSWORD");
+  if (hosts.length === 0) {
+    const set = { REDIS_SENTINEL_NAME: name, REDIS_SENTINEL_PASSWORD: password };
+    for (const [variable, value] of Object.entries(set)) {
+      if (value !== undefined)
+        throw new ConfigError(`${variable} is set but REDIS_SENTINELS is not`);
+    }
+    return undefined;
+  }
+  if (name !== undefined && !/^[^\s]+$/.test(name)) {
+    throw new ConfigError(
+      `REDIS_SENTINEL_NAME must be one word (the sentinels' master group name)`,
+    );
+  }
+  // Debian's sentinel.conf and Redis's own examples name the group "mymaster".
+  return { hosts, name: name ?? "mymaster", ...(password !== undefined && { password }) };
+}
+
+/** host:port (IPv6 in brackets); the port defaults to Sentinel's 26379. */
+function sentinelAddress(entry: string): { host: string; port: number } {
+  const match = /^(?:\[([0-9a-fA-F:.]+)\]|([^\s:[\]/@]+))(?::(\d{1,5}))?$/.exec(entry);
+  const port = Number(match?.[3] ?? 26379);
+  if (!match || port < 1 || port > 65_535) {
+    throw new ConfigError(
+      `REDIS_SENTINELS must list sentinels as host:port, comma-separated; got "${entry}"`,
+    );
+  }
+  return { host: (match[1] ?? match[2])!, port };
+}
+
 export const MAINNET_STAKER = "0x67e1ecfa9232e27eaf3133b968a33a9a0dca9e16" as const;
 
 export type Preset = "devnet" | "mainnet";
@@ -145,12 +204,7 @@ function load() {
       ["postgres", "postgresql"],
       "postgres://user@host:port/database",
     ),
-    redisUrl: url(
-      "REDIS_URL",
-      text("REDIS_URL", "redis://127.0.0.1:6379"),
-      ["redis", "rediss"],
-      "redis://host:port or rediss://",
-    ),
+    redis: redis(),
     /** Prefix of every BullMQ key, so several deployments can share one Redis. */
     queuePrefix: text("QUEUE_PREFIX", "citizen-staking"),
     chain: {

@@ -4,11 +4,11 @@
  * the commands then open retry and wait (BullMQ's connection waits for Redis forever), which is
  * right for a long-running process and wrong for `status`.
  */
-import IORedis from "ioredis";
 import postgres from "postgres";
 import { createPublicClient, http } from "viem";
 import { causeCode, describeCause, safeUrl } from "./error-cause.ts";
 import { Refused, Unreachable } from "./fail.ts";
+import { describeRedis, openRedisOnce, type RedisTarget } from "./redis.ts";
 import { httpStatusOf, isTransientRpcFailure } from "./rpc-failures.ts";
 
 /** The variable points at a service that answers but cannot be used as configured. */
@@ -101,39 +101,54 @@ export async function checkPostgres(
 /** How long each check waits for its service (tests derive their time bounds from these). */
 export const CHECK_TIMEOUT_MS = { postgres: 5_000, redis: 3_000, rpc: 5_000 } as const;
 
+/**
+ * One bounded try at Redis, through the sentinels when they are configured. A wrong password or
+ * master name is Misconfigured (naming its variable); anything else is Unreachable, waited out by
+ * long-running processes (a primary down until the sentinels promote a replica is one).
+ */
 export async function checkRedis(
-  url: string,
+  target: RedisTarget,
   { timeoutMs = CHECK_TIMEOUT_MS.redis } = {},
 ): Promise<void> {
-  const redis = new IORedis(url, {
-    lazyConnect: true,
-    connectTimeout: timeoutMs,
-    commandTimeout: timeoutMs,
-    maxRetriesPerRequest: 0,
-    retryStrategy: () => null,
-    enableOfflineQueue: false,
-  });
-  // The failure is reported once, below; without a listener ioredis prints every one. The
+  const redis = openRedisOnce(target, timeoutMs);
+  // The failures are reported once, below; without a listener ioredis prints every one. The
   // event carries the cause (ECONNREFUSED); connect() then rejects with "Connection is closed".
   let firstError: unknown;
+  const sentinelErrors: string[] = [];
   redis.on("error", (error) => {
     firstError ??= error;
   });
+  redis.on("sentinelError", (error: Error) => sentinelErrors.push(describeCause(error)));
   try {
     await redis.connect();
     await redis.ping();
   } catch (rejection) {
     const error = firstError ?? rejection;
-    const where = `REDIS_URL (${safeUrl(url)})`;
-    // Redis answers a wrong password with an error reply, not a failed connection.
-    if (error instanceof Error && /NOAUTH|WRONGPASS/.test(error.message)) {
-      throw new Misconfigured(`${where}: ${describeCause(error)}`);
+    const where = describeRedis(target);
+    // Redis answers a wrong password with an error reply, not a failed connection. The
+    // sentinels are asked first: a refusal there is theirs.
+    const sentinelRefusal = sentinelErrors.find((cause) => WRONG_PASSWORD.test(cause));
+    if (sentinelRefusal) {
+      throw new Misconfigured(`${where}: ${sentinelRefusal} (REDIS_SENTINEL_PASSWORD)`);
+    }
+    if (error instanceof Error && WRONG_PASSWORD.test(error.message)) {
+      const variable = target.sentinel ? " (the user or password in REDIS_URL)" : "";
+      throw new Misconfigured(`${where}: ${describeCause(error)}${variable}`);
+    }
+    // A sentinel that monitors no master of that name: an error reply (Redis 7), or a null one.
+    if (sentinelErrors.some((cause) => /No such master|invalid reply: null/.test(cause))) {
+      throw new Misconfigured(
+        `${where}: the sentinels monitor no master of that name (REDIS_SENTINEL_NAME)`,
+      );
     }
     throw new Unreachable(`${where}: cannot connect: ${describeCause(error)}`);
   } finally {
     redis.disconnect();
   }
 }
+
+/** Redis's and Sentinel's words for credentials they refuse, or a password they do not expect. */
+const WRONG_PASSWORD = /NOAUTH|WRONGPASS|invalid password|without any password configured/;
 
 /**
  * Asks the node for its chain id once, without retries. `source` names where the URL came from

@@ -125,6 +125,15 @@ export function registerSecretUrls(urls: readonly (string | undefined)[]): void 
   }
 }
 
+/** Secrets given on their own (a password in a variable of its own), removed wherever they appear. */
+export function registerSecrets(values: readonly (string | undefined)[]): void {
+  for (const value of values) {
+    if (value && value.length >= SECRET_PIECE_MIN_LENGTH / 2) {
+      for (const form of withDecoded(value)) secretPieces.add(form);
+    }
+  }
+}
+
 /** A URL fit for a log line or an error: its scheme and host, and `/***` when it had more. */
 export function safeUrl(url: string): string {
   try {

@@ -7,7 +7,7 @@ import type { Logger } from "pino";
 import { isConnectionFailure } from "./connection-checks.ts";
 import { describeCause } from "./error-cause.ts";
 
-interface ErrorSource {
+export interface ErrorSource {
   on(event: "error", listener: (error: Error) => void): unknown;
 }
 

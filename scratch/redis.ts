@@ -2,10 +2,10 @@
  * Scratch Redis key prefixes, one per test file or benchmark run, deleted after. Shared by
  * test/ and bench/.
  */
-import IORedis from "ioredis";
 import { config } from "../lib/config.ts";
+import { openRedis } from "../lib/redis.ts";
 
-const REDIS_URL = config.redisUrl;
+const REDIS_URL = config.redis.url;
 
 /** A BullMQ key prefix of this test run's own; `clean()` deletes every key under it. */
 export function createScratchRedisPrefix(label = "test") {
@@ -14,7 +14,7 @@ export function createScratchRedisPrefix(label = "test") {
     url: REDIS_URL,
     prefix,
     async clean() {
-      const redis = new IORedis(REDIS_URL, { maxRetriesPerRequest: 3 });
+      const redis = openRedis({ url: REDIS_URL }, "queues");
       let cursor = "0";
       do {
         const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}:*`, "COUNT", 1000);

@@ -26,9 +26,10 @@ import { AnvilPortInUse, freePort, isPortFree, startAnvil } from "../devnet/anvi
 import { createDevnetClient } from "../devnet/client.ts";
 import { deployDevnet, writeDeploymentFile } from "../devnet/deploy.ts";
 import { Scenario } from "../devnet/scenario.ts";
-import { createQueues, redisConnection } from "../indexer/jobs/queues.ts";
+import { createQueues } from "../indexer/jobs/queues.ts";
 import { config } from "../lib/config.ts";
 import { failureLine } from "../lib/fail.ts";
+import { openRedis } from "../lib/redis.ts";
 
 const { values: flags } = parseArgs({
   options: {
@@ -137,7 +138,7 @@ async function main() {
 
   await recreateDatabase(databaseUrl);
   {
-    const redis = redisConnection(config.redisUrl);
+    const redis = openRedis(config.redis, "queues");
     const queues = createQueues(redis, queuePrefix);
     await queues.chunks.obliterate({ force: true });
     await queues.follow.obliterate({ force: true });

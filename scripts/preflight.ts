@@ -1,9 +1,9 @@
 /** Says plainly what is missing before anything starts: anvil, Postgres, Redis. */
-import IORedis from "ioredis";
 import postgres from "postgres";
 import { anvilBinaryPath } from "../devnet/anvil.ts";
 import { config } from "../lib/config.ts";
-import { redactSecrets, safeUrl } from "../lib/error-cause.ts";
+import { redactSecrets } from "../lib/error-cause.ts";
+import { describeRedis, openRedisOnce, redisVariable } from "../lib/redis.ts";
 
 const problems: string[] = [];
 
@@ -26,18 +26,16 @@ try {
   await sql.end({ timeout: 1 });
 }
 
-const redis = new IORedis(config.redisUrl, {
-  lazyConnect: true,
-  connectTimeout: 5_000,
-  maxRetriesPerRequest: 0,
-  retryStrategy: () => null,
+const redis = openRedisOnce(config.redis, 5_000);
+redis.on("error", () => {
+  // Reported once, below.
 });
 try {
   await redis.connect();
   await redis.ping();
 } catch (error) {
   problems.push(
-    `Redis is not reachable at ${safeUrl(config.redisUrl)} (REDIS_URL): ${redactSecrets((error as Error).message)}. Start it, or point REDIS_URL at one.`,
+    `Redis is not reachable at ${describeRedis(config.redis)}: ${redactSecrets((error as Error).message)}. Start it, or point ${redisVariable(config.redis)} at one.`,
   );
 } finally {
   redis.disconnect();

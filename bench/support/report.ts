@@ -10,6 +10,7 @@ import { join } from "node:path";
 import postgres from "postgres";
 import { anvilBinaryPath } from "../../devnet/anvil.ts";
 import { config } from "../../lib/config.ts";
+import { openRedis } from "../../lib/redis.ts";
 
 export const RESULTS_DIR = join(import.meta.dir, "..", "results");
 
@@ -60,8 +61,7 @@ export async function versions(extraPackages: string[] = []) {
 }
 
 async function redisVersion(): Promise<string> {
-  const { default: IORedis } = await import("ioredis");
-  const redis = new IORedis(config.redisUrl, { maxRetriesPerRequest: 1 });
+  const redis = openRedis(config.redis, "queues");
   try {
     const info = await redis.info("server");
     return /redis_version:(\S+)/.exec(info)?.[1] ?? "unknown";

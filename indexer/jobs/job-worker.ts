@@ -4,7 +4,7 @@
  * job's stacktrace, in Redis, where bull-board, `status` and anyone holding REDIS_URL read them;
  * viem's messages quote the node's URL, whose path or query may hold a provider key.
  */
-import { type Processor, Worker, type WorkerOptions } from "bullmq";
+import { ErrorCode, type Processor, Worker, type WorkerOptions } from "bullmq";
 import { redactSecrets } from "../../lib/error-cause.ts";
 
 export function createJobWorker<Data, Result>(
@@ -23,6 +23,17 @@ export function createJobWorker<Data, Result>(
     },
     options,
   );
+}
+
+/**
+ * The worker no longer holds the job it ran, so BullMQ refuses to finish it there: its lock
+ * lapsed (the job outlived JOB_LOCK_MS unrenewed), or Redis failed over to a replica that never
+ * saw the job taken. The job runs again (stalled, or still waiting on the new primary), and its
+ * writes are idempotent: a warning, not a fault.
+ */
+export function isLostLock(error: unknown): boolean {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return code === ErrorCode.JobLockNotExist || code === ErrorCode.JobLockMismatch;
 }
 
 /** The same error, its class kept (an UnrecoverableError must stay one), its words redacted. */

@@ -1,5 +1,5 @@
 import { Queue } from "bullmq";
-import IORedis, { type Redis } from "ioredis";
+import type { Redis } from "ioredis";
 import { splitRange } from "../store/ranges.ts";
 
 /** Names of the queues every worker process shares through Redis. */
@@ -63,11 +63,6 @@ export const chunkJobOptions = {
  */
 export const MAX_STALLED_COUNT = 2;
 
-/** A Redis connection as BullMQ wants it for workers: commands wait for a reconnect instead of failing. */
-export function redisConnection(url: string): Redis {
-  return new IORedis(url, { maxRetriesPerRequest: null, enableReadyCheck: true });
-}
-
 export function createQueues(connection: Redis, prefix: string) {
   const chunks = new Queue<ChunkJobData>(QUEUE.chunks, { connection, prefix });
   const follow = new Queue(QUEUE.follow, { connection, prefix });
@@ -107,10 +102,7 @@ export async function enqueueRange(
  * For commands that only look (status): the queues write nothing to Redis. BullMQ otherwise
  * writes each queue's meta key when it connects, creating keys under any prefix it is given.
  */
-export function readOnlyQueues(
-  connection: ReturnType<typeof redisConnection>,
-  prefix: string,
-): Queues {
+export function readOnlyQueues(connection: Redis, prefix: string): Queues {
   const settings = { connection, prefix, skipMetasUpdate: true };
   const chunks = new Queue<ChunkJobData>(QUEUE.chunks, settings);
   const follow = new Queue(QUEUE.follow, settings);

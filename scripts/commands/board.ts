@@ -1,9 +1,10 @@
 import { type Command, InvalidArgumentError } from "commander";
-import { createQueues, redisConnection } from "../../indexer/jobs/queues.ts";
+import { createQueues } from "../../indexer/jobs/queues.ts";
 import { ConfigError, config } from "../../lib/config.ts";
 import { Refused } from "../../lib/fail.ts";
 import { logger } from "../../lib/log.ts";
 import { createOutageReporter } from "../../lib/outages.ts";
+import { openRedis, redisVariable } from "../../lib/redis.ts";
 import { closeOnSignal } from "../../lib/shutdown.ts";
 import { startBoard } from "../../ops/board.ts";
 
@@ -43,9 +44,9 @@ export function addBoardCommand(program: Command): void {
           "the board needs BOARD_USER and BOARD_PASSWORD set (its HTTP Basic credentials)",
         );
       }
-      const connection = redisConnection(config.redisUrl);
+      const connection = openRedis(config.redis, "queues");
       const queues = createQueues(connection, config.queuePrefix);
-      const outages = createOutageReporter("REDIS_URL", log);
+      const outages = createOutageReporter(redisVariable(config.redis), log);
       outages.watch(queues.chunks, queues.follow);
       connection.on("ready", () => outages.recovered());
       const allowRetries = options.allowRetries === true;

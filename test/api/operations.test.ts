@@ -237,7 +237,7 @@ describe("database outages", () => {
   test("Postgres unreachable is 503 with Retry-After, and probes say so", async () => {
     const connections = openConnections({
       databaseUrl: "postgres://postgres@127.0.0.1:1/nothing",
-      redisUrl: "redis://127.0.0.1:6379",
+      redis: { url: "redis://127.0.0.1:6379" },
       poolSize: 1,
     });
     const app = createApp({
@@ -275,7 +275,7 @@ describe("database outages", () => {
       });
       const connections = openConnections({
         databaseUrl: proxy.route(api.databaseUrl),
-        redisUrl: "redis://127.0.0.1:6379",
+        redis: { url: "redis://127.0.0.1:6379" },
         poolSize: 2,
       });
       const app = createApp({

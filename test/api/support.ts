@@ -32,7 +32,7 @@ export async function createApiHarness(options: HarnessOptions = {}) {
   const redisPrefix = createScratchRedisPrefix("api");
   const connections = openConnections({
     databaseUrl,
-    redisUrl: options.redisUrl ?? redisPrefix.url,
+    redis: { url: options.redisUrl ?? redisPrefix.url },
     poolSize: 4,
   });
   const { db } = connections;

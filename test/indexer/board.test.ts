@@ -1,14 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { UnrecoverableError, Worker } from "bullmq";
 import type { Redis } from "ioredis";
-import {
-  createQueues,
-  enqueueRange,
-  QUEUE,
-  type Queues,
-  redisConnection,
-} from "../../indexer/jobs/queues.ts";
+import { createQueues, enqueueRange, QUEUE, type Queues } from "../../indexer/jobs/queues.ts";
 import { PortInUse } from "../../lib/listen.ts";
+import { openRedis } from "../../lib/redis.ts";
 import { type Board, boardRequestAllowed, startBoard } from "../../ops/board.ts";
 import { createScratchRedisPrefix } from "../../scratch/redis.ts";
 
@@ -23,7 +18,7 @@ describe("the operators' board", () => {
     fetch(`${board.url}${path}`, auth ? { headers: { authorization: `Basic ${btoa(auth)}` } } : {});
 
   beforeAll(async () => {
-    connection = redisConnection(scratch.url);
+    connection = openRedis({ url: scratch.url }, "queues");
     queues = createQueues(connection, scratch.prefix);
     await enqueueRange(queues.chunks, 1n, 100n, 100);
     board = await startBoard({ queues, credentials, port: 0 });
@@ -139,7 +134,7 @@ describe("the board with --allow-retries", () => {
     });
 
   beforeAll(async () => {
-    connection = redisConnection(scratch.url);
+    connection = openRedis({ url: scratch.url }, "queues");
     queues = createQueues(connection, scratch.prefix);
     await enqueueRange(queues.chunks, 1n, 10n, 10);
     const failing = new Worker(

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import IORedis from "ioredis";
 import { startRpcProxy } from "../../bench/support/rpc-proxy.ts";
 import { functionNames } from "../../bench/support/view-calls.ts";
 import { type CitizenKey, readCitizens } from "../../indexer/chain/citizen-reads.ts";
 import { s1CitizenAbi, s2CitizenAbi } from "../../indexer/chain/token-abis.ts";
 import { ClaimedCitizenReads, citizenClaimKey } from "../../indexer/jobs/citizen-claims.ts";
+import { openRedis } from "../../lib/redis.ts";
 import type { Season } from "../../lib/vocabulary.ts";
 import { startCommand } from "../support/commands.ts";
 import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
@@ -94,7 +94,7 @@ describe("citizen reads claimed across worker processes", () => {
     const key: CitizenKey = { season: citizen!.season, citizenId: BigInt(citizen!.citizen_id) };
     // Under the harness prefix, so its cleanup removes these keys too.
     const prefix = `${harness.redis.prefix}:dead-holder`;
-    const redis = new IORedis(harness.redis.url, { maxRetriesPerRequest: null });
+    const redis = openRedis({ url: harness.redis.url }, "queues");
     try {
       const claim = citizenClaimKey(prefix, key.season, key.citizenId);
       await redis.set(claim, "a worker that died", "PX", 1_500);

@@ -13,9 +13,9 @@ import { s1CitizenAbi } from "../../contracts/generated/index.ts";
 import { citizens, readFailures, stakedCitizens } from "../../db/schema.ts";
 import { createChainClient } from "../../indexer/chain/client.ts";
 import { createMetadataRefresher, METADATA_QUEUE } from "../../indexer/jobs/metadata-refresh.ts";
-import { redisConnection } from "../../indexer/jobs/queues.ts";
 import { parseTokenMetadata } from "../../indexer/project/metadata.ts";
 import { logger } from "../../lib/log.ts";
+import { openRedis } from "../../lib/redis.ts";
 import { createApiHarness } from "../api/support.ts";
 import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
 import { indexDevnet, type TestIndexer } from "../support/indexer.ts";
@@ -146,7 +146,7 @@ describe("refresh-metadata", () => {
       const etag = (await api.request(path)).headers.get("etag");
       await actions.mine([actions.setMetadataFault(1, STOPS_IN_ROUND, 2)]);
 
-      const redis = redisConnection(harness.redis.url);
+      const redis = openRedis({ url: harness.redis.url }, "queues");
       const refresher = createMetadataRefresher({
         client: harness.indexer.client,
         contracts: harness.indexer.contracts,
@@ -299,7 +299,7 @@ describe("scheduled refresh rounds across processes", () => {
   test("two refreshers on one queue make one round per interval between them, not one each", async () => {
     const intervalMs = 200;
     let rounds = 0;
-    const connections = [redisConnection(harness.redis.url), redisConnection(harness.redis.url)];
+    const connections = [1, 2].map(() => openRedis({ url: harness.redis.url }, "queues"));
     const refreshers = connections.map((redis) =>
       createMetadataRefresher({
         client: harness.indexer.client,
@@ -338,7 +338,7 @@ describe("a failed round as its job keeps it", () => {
     const key = "b0c1a7e5d2f94e6c8a3b7d1e0f2a4c6e";
     // Nothing listens on port 9 of the loopback: every call fails, quoting the URL it tried.
     const client = createChainClient(`http://127.0.0.1:9/v3/${key}`, { retryCount: 0 });
-    const redis = redisConnection(harness.redis.url);
+    const redis = openRedis({ url: harness.redis.url }, "queues");
     const queue = new Queue(METADATA_QUEUE, { connection: redis, prefix: harness.redis.prefix });
     const refresher = createMetadataRefresher({
       client,

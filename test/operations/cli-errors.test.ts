@@ -6,7 +6,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type AddressInfo, createServer } from "node:net";
 import { Queue } from "bullmq";
-import IORedis from "ioredis";
 import { freePort } from "../../devnet/anvil.ts";
 import { QUEUE } from "../../indexer/jobs/queues.ts";
 import {
@@ -17,6 +16,7 @@ import {
   Misconfigured,
 } from "../../lib/connection-checks.ts";
 import { Unreachable } from "../../lib/fail.ts";
+import { openRedis } from "../../lib/redis.ts";
 import { checkChainSettings } from "../../ops/chain-settings.ts";
 import { createScratchDatabase } from "../../scratch/database.ts";
 import { createScratchRedisPrefix } from "../../scratch/redis.ts";
@@ -86,7 +86,7 @@ describe("block ranges", () => {
     expectOneLine(results[3]!, 2, ["from 50 is after to 40"]);
     expectOneLine(results[4]!, 2, ["nothing is indexed yet"]);
 
-    const connection = new IORedis(redis.url, { maxRetriesPerRequest: 1 });
+    const connection = openRedis({ url: redis.url }, "queues");
     const chunks = new Queue(QUEUE.chunks, { connection, prefix: redis.prefix });
     try {
       expect(await chunks.getJobCountByTypes("waiting", "delayed", "active", "failed")).toBe(0);
@@ -193,7 +193,7 @@ describe("services that are away or wrong are named with their real cause", () =
 
   test("Redis and the node on a closed port are unreachable, named, within seconds", async () => {
     const started = performance.now();
-    await expect(checkRedis(`redis://127.0.0.1:${closedPort}`)).rejects.toThrow(
+    await expect(checkRedis({ url: `redis://127.0.0.1:${closedPort}` })).rejects.toThrow(
       /^REDIS_URL .*ECONNREFUSED/,
     );
     await expect(checkRpc(`http://127.0.0.1:${closedPort}`)).rejects.toThrow(
@@ -203,7 +203,7 @@ describe("services that are away or wrong are named with their real cause", () =
     expect(performance.now() - started).toBeLessThan(
       CHECK_TIMEOUT_MS.redis + CHECK_TIMEOUT_MS.rpc + LOADED_MACHINE_MS,
     );
-    await expect(checkRedis(redis.url)).resolves.toBeUndefined();
+    await expect(checkRedis({ url: redis.url })).resolves.toBeUndefined();
   });
 
   test("a STAKER_ADDRESS with no contract, or with a contract that is not a staker, is refused", async () => {
@@ -263,7 +263,7 @@ describe("status only reads", () => {
       const result = await cli(["status"], { QUEUE_PREFIX: fresh.prefix });
       expect(result.code).toBe(0);
       expect(result.stdout).toContain(devnet.deployment.addresses.staker);
-      const connection = new IORedis(redis.url, { maxRetriesPerRequest: 1 });
+      const connection = openRedis({ url: redis.url }, "queues");
       const keys = await connection.keys(`${fresh.prefix}:*`);
       connection.disconnect();
       expect(keys).toEqual([]);

@@ -8,10 +8,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import IORedis from "ioredis";
 import postgres from "postgres";
 import { DEVNET_CHAIN_ID, freePort } from "../../devnet/anvil.ts";
 import { config } from "../../lib/config.ts";
+import { openRedis } from "../../lib/redis.ts";
 import { createScratchDatabase } from "../../scratch/database.ts";
 import { createScratchRedisPrefix } from "../../scratch/redis.ts";
 import { runCommand, startCommand } from "../support/commands.ts";
@@ -118,7 +118,7 @@ async function dropDatabase(url: string) {
 }
 
 async function deleteKeys(prefix: string) {
-  const redis = new IORedis(config.redisUrl, { maxRetriesPerRequest: 3 });
+  const redis = openRedis(config.redis, "queues");
   const keys = await redis.keys(`${prefix}:*`);
   if (keys.length > 0) await redis.del(...keys);
   redis.disconnect();

@@ -26,7 +26,7 @@ export async function startTestIndexer(input: {
   const options: IndexerOptions = {
     rpcUrl: input.rpcUrl,
     databaseUrl: input.route?.database?.(database.url) ?? database.url,
-    redisUrl: input.route?.redis?.(redis.url) ?? redis.url,
+    redis: { url: input.route?.redis?.(redis.url) ?? redis.url },
     queuePrefix: redis.prefix,
     staker: input.staker,
     chunkSize: 20,

@@ -24,7 +24,7 @@ export async function openIndexer(
     staker: chain.staker,
     chainId: chain.chainId,
     databaseUrl: config.databaseUrl,
-    redisUrl: config.redisUrl,
+    redis: config.redis,
     queuePrefix: config.queuePrefix,
     ...config.indexer,
     readOnly,

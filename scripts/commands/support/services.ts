@@ -26,7 +26,7 @@ export async function checkServices(needs: {
   await Promise.all([
     needs.database &&
       checkPostgres(config.databaseUrl, { databaseMayBeMissing: needs.database === "may-create" }),
-    needs.redis && checkRedis(config.redisUrl),
+    needs.redis && checkRedis(config.redis),
     needs.chain && checkChainSettings(needs.chain),
   ]);
 }
