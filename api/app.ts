@@ -110,6 +110,8 @@ export function createApp({
   watchRevokedTokens,
   log = logger("api"),
 }: AppDependencies) {
+  // Set only when `db` is a standby: what asks how far behind it is.
+  const primaryOfStandby = primary === db ? undefined : primary;
   const tokens = createTokenService(db, primary);
   const revocations = createRevocations({ primary, log });
   watchRevokedTokens?.((tokenId) => revocations.heard(tokenId));
@@ -197,7 +199,7 @@ export function createApp({
     .use(docsModule())
     .use(
       healthModule({
-        health: createHealthService(db, primary === db ? undefined : primary),
+        health: createHealthService(db, primaryOfStandby),
         maxLagBlocks: settings.readyMaxLagBlocks,
         chainHead,
       }),
@@ -214,6 +216,7 @@ export function createApp({
     .use(
       streamModule({
         db,
+        primary: primaryOfStandby,
         redis,
         keyPrefix: settings.keyPrefix,
         tokens,

@@ -20,6 +20,7 @@ import { createApiHarness } from "./support.ts";
 const WALLET: Address = "0x00000000000000000000000000000000000e9a11";
 const READY_MAX_LAG_BLOCKS = 1;
 const USAGE_FLUSH_MS = 200;
+const BYTE = 10n ** 18n;
 
 type Harness = Awaited<ReturnType<typeof createApiHarness>>;
 type Record_ = {
@@ -359,6 +360,56 @@ describe("the API on a streaming replica", () => {
       const readyAgain = await fetch(`${base}/readyz`);
       expect(readyAgain.status).toBe(200);
       expect(await readyAgain.json()).toMatchObject({ ready: true, replicaLagBlocks: 0 });
+    },
+    4 * LOADED_MACHINE_MS,
+  );
+
+  test(
+    "a stream resumed from an instance ahead of the standby waits for it, never going back",
+    async () => {
+      const onPrimary = await createApiHarness({ databaseUrl: indexer.database.url });
+      const server = onPrimary.app.listen({ hostname: "127.0.0.1", port: 0 });
+      const streamFrom = (at: string, lastEventId?: string) =>
+        openStream(`${at}/v1/staking/citizens/stream?address=${WALLET}`, {
+          authorization: `Bearer ${onPrimary.token}`,
+          ...(lastEventId === undefined ? {} : { "last-event-id": lastEventId }),
+        });
+      try {
+        // The token is the primary instance's: the standby needs it too.
+        await replica.caughtUp();
+        const first = await streamFrom(`http://127.0.0.1:${server.server?.port}`);
+        await first.until((events) => lastSynced(events) >= 0);
+        await replica.pauseReplay();
+        const before = await indexer.waitForHead();
+        await actions.mine([actions.stakeBytes(WALLET, 1, 60_001n, 5n * BYTE)]);
+        await actions.mine([]);
+        const ahead = await indexer.waitForHead();
+        await first.until((events) => lastSynced(events) >= Number(ahead));
+        first.close();
+        expect(await chainHolding(WALLET, ahead)).not.toEqual(await chainHolding(WALLET, before));
+
+        // Resumed on the standby's instance, still at `before`: nothing is sent, not even a reset.
+        const resumed = await streamFrom(base, first.lastEventId);
+        expect(resumed.status).toBe(200);
+        expect(resumed.headers.get("x-indexed-block")).toBe(String(before));
+        await Bun.sleep(10 * POLL_MS);
+        expect(resumed.events).toEqual([]);
+        await replica.resumeReplay();
+        await resumed.until((events) => lastSynced(events) >= Number(ahead));
+        expect(resumed.events.map((event) => event.event)).not.toContain("reset");
+        expect(
+          resumed.events.every((event) => (event.data as { block: number }).block >= ahead),
+        ).toBe(true);
+        const held = assemble(resumed.events, assemble(first.events));
+        expect(apiHolding(held.values())).toEqual(
+          await chainHolding(WALLET, BigInt(lastSynced(resumed.events))),
+        );
+        resumed.close();
+      } finally {
+        await replica.resumeReplay();
+        await server.stop(true);
+        await onPrimary.close();
+      }
     },
     4 * LOADED_MACHINE_MS,
   );
