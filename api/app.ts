@@ -14,6 +14,7 @@ import { accessLog } from "./access-log.ts";
 import { INDEXED_BLOCK_HEADER } from "./indexed-block.ts";
 import { createAdmission, readBearerToken } from "./modules/auth/index.ts";
 import { createRateLimiter } from "./modules/auth/rate-limit.ts";
+import { createRevocations } from "./modules/auth/revocations.ts";
 import { createTokenService } from "./modules/auth/token.ts";
 import { createTokenUsage } from "./modules/auth/usage.ts";
 import { CITIZENS_PREFIX, citizensModule } from "./modules/citizens/index.ts";
@@ -58,7 +59,13 @@ export interface ApiSettings {
 }
 
 export interface AppDependencies {
+  /** The database answers are read from: a hot standby (DATABASE_READ_URL) or the primary. */
   db: Database;
+  /**
+   * The primary (DATABASE_URL), when `db` is a standby of it: token use is written there, and
+   * revocations and /readyz's replica lag read there. Unset, `db` is the primary.
+   */
+  primary?: Database;
   /** The client the hot read statements run on (connections.ts). */
   reads: Reads;
   redis: Redis;
@@ -66,14 +73,16 @@ export interface AppDependencies {
   /** The chain head for /readyz; without it readiness does not judge lag. */
   chainHead?: () => Promise<bigint>;
   /**
-   * Calls back whenever the indexed block moves (Postgres NOTIFY, see connections.ts); without it
-   * the response cache still serves only current bodies, but keeps old ones until replaced.
+   * Calls back whenever the indexed block `db` holds moves (connections.ts: NOTIFY on the
+   * primary, polling on a standby); without it the response cache still serves only current
+   * bodies, but keeps old ones until replaced.
    */
   watchIndexedBlock?: (onMove: () => void) => void;
   /**
-   * Calls back with a token's id when it is revoked (Postgres NOTIFY, see connections.ts), and
-   * with none when the listener (re)connects (notifications meanwhile are lost); without it an
-   * open stream of a revoked token lasts until its idle close.
+   * Calls back with a token's id when it is revoked (NOTIFY on the primary, see connections.ts),
+   * and with none when the listener (re)connects (notifications meanwhile are lost); without it
+   * an open stream of a revoked token lasts until its idle close, and a standby behind the
+   * primary admits a revoked token until it replays the revocation.
    */
   watchRevokedTokens?: (onRevoked: (tokenId?: number) => void) => void;
   log?: Logger;
@@ -92,6 +101,7 @@ function parameterOf(path: string | undefined, fallback: string): string {
 
 export function createApp({
   db,
+  primary = db,
   reads,
   redis,
   settings,
@@ -100,7 +110,11 @@ export function createApp({
   watchRevokedTokens,
   log = logger("api"),
 }: AppDependencies) {
-  const tokens = createTokenService(db);
+  // Set only when `db` is a standby: what asks how far behind it is.
+  const primaryOfStandby = primary === db ? undefined : primary;
+  const tokens = createTokenService(db, primary);
+  const revocations = createRevocations({ primary, log });
+  watchRevokedTokens?.((tokenId) => revocations.heard(tokenId));
   // Closed on stop: the counts not yet synced go to Redis, so the other instances still see them.
   const limiter = createRateLimiter({
     redis,
@@ -109,11 +123,12 @@ export function createApp({
     log,
   });
   // Closed on stop too: the uses noted since the last flush are written.
-  const usage = createTokenUsage({ db, flushEveryMs: settings.tokenUsageFlushMs, log });
+  const usage = createTokenUsage({ db: primary, flushEveryMs: settings.tokenUsageFlushMs, log });
   const { admit, judged } = createAdmission({
     limiter,
     rateLimitPerMinute: settings.rateLimitPerMinute,
     usage,
+    revoked: revocations.has,
   });
   const cache = createResponseCache(settings.responseCacheEntries ?? 0);
   if (cache.enabled) watchIndexedBlock?.(() => cache.clear());
@@ -184,7 +199,7 @@ export function createApp({
     .use(docsModule())
     .use(
       healthModule({
-        health: createHealthService(db),
+        health: createHealthService(db, primaryOfStandby),
         maxLagBlocks: settings.readyMaxLagBlocks,
         chainHead,
       }),
@@ -201,6 +216,7 @@ export function createApp({
     .use(
       streamModule({
         db,
+        primary: primaryOfStandby,
         redis,
         keyPrefix: settings.keyPrefix,
         tokens,

@@ -19,11 +19,15 @@ import { openConnections } from "./connections.ts";
 const log = logger("api");
 
 export async function runApi({ migrate }: { migrate: boolean }): Promise<void> {
-  const [database, node] = await Promise.allSettled([
-    checkPostgres(config.databaseUrl, { databaseMayBeMissing: migrate }),
+  const { databaseReadUrl } = config.api;
+  const [database, replica, node] = await Promise.allSettled([
+    checkPostgres(config.databaseUrl, { databaseMayBeMissing: migrate, primary: true }),
+    databaseReadUrl === undefined
+      ? undefined
+      : checkPostgres(databaseReadUrl, { setting: "DATABASE_READ_URL" }),
     config.chain.rpcUrl ? checkRpc(config.chain.rpcUrl) : undefined,
   ]);
-  for (const check of [database, node]) {
+  for (const check of [database, replica, node]) {
     if (check.status === "fulfilled") continue;
     // Away is an outage to wait out (unless migrations need the database now); wrong is not.
     if (check.reason instanceof Unreachable && !(migrate && check === database)) {
@@ -45,6 +49,7 @@ export async function runApi({ migrate }: { migrate: boolean }): Promise<void> {
 
   const connections = openConnections({
     databaseUrl: config.databaseUrl,
+    databaseReadUrl,
     redis: config.redis,
     poolSize: config.api.poolSize,
   });
@@ -59,6 +64,7 @@ export async function runApi({ migrate }: { migrate: boolean }): Promise<void> {
 
   const app = createApp({
     db: connections.db,
+    primary: connections.primary,
     reads: connections.reads,
     redis: connections.redis,
     chainHead,

@@ -19,6 +19,7 @@ registerSecretUrls([
   env.RPC_WS_URL,
   env.RPC_CHECK_URL,
   env.DATABASE_URL,
+  env.DATABASE_READ_URL,
   env.REDIS_URL,
   env.DEMO_DATABASE_URL,
 ]);
@@ -106,6 +107,18 @@ function optionalAddress(name: string): `0x${string}` | undefined {
     throw new ConfigError(`${name} must be a 0x-prefixed 20-byte address, got "${raw}"`);
   }
   return raw.toLowerCase() as `0x${string}`;
+}
+
+function optionalDatabaseReadUrl(): string | undefined {
+  const raw = optionalText("DATABASE_READ_URL");
+  return raw === undefined
+    ? undefined
+    : url(
+        "DATABASE_READ_URL",
+        raw,
+        ["postgres", "postgresql"],
+        "postgres://user@host:port/database",
+      );
 }
 
 function optionalRpcUrl(): string | undefined {
@@ -280,6 +293,12 @@ function load() {
       host: text("METRICS_HOST", "127.0.0.1"),
     },
     api: {
+      /**
+       * A hot standby of DATABASE_URL the API reads from (answers, token checks, the stream,
+       * /readyz's indexed block); unset, it reads DATABASE_URL. Token use is still written and
+       * revocations still heard (LISTEN) on DATABASE_URL: a standby refuses both.
+       */
+      databaseReadUrl: optionalDatabaseReadUrl(),
       host: text("HOST", "127.0.0.1"),
       port: integer("PORT", 3000),
       /**

@@ -64,12 +64,21 @@ export function isConnectionFailure(error: unknown): boolean {
 /** SQLSTATE invalid_catalog_name: the database in the URL does not exist. */
 const MISSING_DATABASE = "3D000";
 
+/**
+ * `setting` names the variable the URL came from. With `primary`, a hot standby is refused: the
+ * API writes token use and LISTENs there, which a standby refuses (and LISTEN fails silently).
+ */
 export async function checkPostgres(
   url: string,
-  { databaseMayBeMissing = false, timeoutSeconds = CHECK_TIMEOUT_MS.postgres / 1_000 } = {},
+  {
+    databaseMayBeMissing = false,
+    timeoutSeconds = CHECK_TIMEOUT_MS.postgres / 1_000,
+    setting = "DATABASE_URL",
+    primary = false,
+  } = {},
 ): Promise<void> {
   const sql = postgres(url, { max: 1, connect_timeout: timeoutSeconds, onnotice: () => {} });
-  const where = `DATABASE_URL (${safeUrl(url)})`;
+  const where = `${setting} (${safeUrl(url)})`;
   // postgres.js never settles a query when the server accepts and at once drops each
   // connection (a proxy or pooler whose database is away): without a bound, a process
   // starting then would wait forever instead of waiting for the service.
@@ -81,8 +90,10 @@ export async function checkPostgres(
       timeoutSeconds * 1_000,
     );
   });
+  let standby = false;
   try {
-    await Promise.race([sql`select 1`, silence]);
+    const [row] = await Promise.race([sql`select pg_is_in_recovery() as standby`, silence]);
+    standby = row?.standby === true;
   } catch (error) {
     if (error instanceof Unreachable) throw error;
     const code = causeCode(error);
@@ -95,6 +106,11 @@ export async function checkPostgres(
   } finally {
     clearTimeout(timer);
     await sql.end({ timeout: 1 });
+  }
+  if (primary && standby) {
+    throw new Misconfigured(
+      `${where} is a hot standby (in recovery): the API writes token use and LISTENs for revocations there; point ${setting} at the primary, and DATABASE_READ_URL at the standby`,
+    );
   }
 }
 

@@ -13,12 +13,15 @@ const ADMIN_URL = (() => {
   return url.toString();
 })();
 
-/** A fresh, migrated database of this test run's own; `drop()` removes it. */
-export async function createScratchDatabase(label = "test") {
+/**
+ * A fresh, migrated database of this test run's own; `drop()` removes it. `server` is another
+ * server's URL to make it on (a test's private cluster); DATABASE_URL's server otherwise.
+ */
+export async function createScratchDatabase(label = "test", server = ADMIN_URL) {
   const name = `cs_${label}_${process.pid}_${Math.random().toString(36).slice(2, 8)}`.toLowerCase();
-  const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
+  const admin = postgres(server, { max: 1, onnotice: () => {} });
   await admin.unsafe(`create database "${name}"`);
-  const url = new URL(ADMIN_URL);
+  const url = new URL(server);
   url.pathname = `/${name}`;
   await runMigrations(url.toString());
   return {

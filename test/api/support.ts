@@ -21,6 +21,8 @@ export interface HarnessOptions {
   settings?: Partial<ApiSettings>;
   /** Use an existing (migrated) database instead of a scratch one. */
   databaseUrl?: string;
+  /** Read answers from this hot standby of `databaseUrl` (DATABASE_READ_URL). */
+  databaseReadUrl?: string;
   redisUrl?: string;
   log?: Logger;
   chainHead?: () => Promise<bigint>;
@@ -32,12 +34,15 @@ export async function createApiHarness(options: HarnessOptions = {}) {
   const redisPrefix = createScratchRedisPrefix("api");
   const connections = openConnections({
     databaseUrl,
+    databaseReadUrl: options.databaseReadUrl,
     redis: { url: options.redisUrl ?? redisPrefix.url },
     poolSize: 4,
   });
-  const { db } = connections;
+  // The helpers below write, so they use the primary (the same database without a replica).
+  const db = connections.primary;
   const app = createApp({
-    db,
+    db: connections.db,
+    primary: db,
     reads: connections.reads,
     redis: connections.redis,
     log: options.log ?? pino({ level: "silent" }),

@@ -20,8 +20,10 @@ export async function startTestIndexer(input: {
   options?: Partial<IndexerOptions>;
   /** Rewrites the URLs the indexer connects with (through a proxy, say); checks stay direct. */
   route?: { database?: (url: string) => string; redis?: (url: string) => string };
+  /** The Postgres server to make the scratch database on; DATABASE_URL's otherwise. */
+  databaseServer?: string;
 }) {
-  const database = await createScratchDatabase(input.label);
+  const database = await createScratchDatabase(input.label, input.databaseServer);
   const redis = createScratchRedisPrefix(input.label);
   const options: IndexerOptions = {
     rpcUrl: input.rpcUrl,
@@ -166,6 +168,7 @@ export async function indexDevnet(
     to?: bigint;
     follow?: boolean;
     timeoutMs?: number;
+    databaseServer?: string;
   },
 ) {
   const harness = await startTestIndexer({
@@ -173,6 +176,7 @@ export async function indexDevnet(
     rpcUrl: input.rpcUrl ?? devnet.node.rpcUrl,
     staker: devnet.deployment.addresses.staker,
     options: input.options,
+    databaseServer: input.databaseServer,
   });
   try {
     const backfill = await harness.indexer.enqueueBackfill({

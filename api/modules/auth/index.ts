@@ -50,6 +50,11 @@ export interface AdmissionDependencies {
   limiter: RateLimiter;
   rateLimitPerMinute: number;
   usage: TokenUsage;
+  /**
+   * Whether the primary announced this token revoked (revocations.ts): a statement read from a
+   * standby behind it may still find the token valid.
+   */
+  revoked?: (tokenId: number) => boolean;
 }
 
 const REFUSALS = {
@@ -83,6 +88,7 @@ export function createAdmission({
   limiter,
   rateLimitPerMinute,
   usage,
+  revoked = () => false,
 }: AdmissionDependencies): Admission {
   // Each request has its own `set`; held weakly, so it goes with the request.
   const judgedSets = new WeakSet<object>();
@@ -90,6 +96,7 @@ export function createAdmission({
     judgedSets.add(set);
     setIndexedBlock(set, check.indexedBlock);
     if (check.status !== "valid") throw new Unauthorized(REFUSALS[check.status], true);
+    if (revoked(check.tokenId)) throw new Unauthorized(REFUSALS.revoked, true);
     if (!count) return;
     const decision = limiter.hit(check.tokenId);
     if (!decision.allowed) throw new RateLimited(rateLimitPerMinute, decision.retryAfterSeconds);

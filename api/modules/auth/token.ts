@@ -63,9 +63,11 @@ export function judgeToken(row: TokenRow | undefined, hash: string): TokenCheck 
  * one query is in flight, the checks that arrive wait and then go together in the next one
  * (`token_hash = any($1)`), so under load a cache hit costs a fraction of a round trip. Every
  * check is still a read made after its request arrived, so a revoked token is refused from the
- * next request on.
+ * next request on (on a standby: once replayed, and from its notification on, see
+ * revocations.ts). Checks read `db`, the database answers come from, for the data version;
+ * `refusedAmong` reads the primary, which a revocation reaches first.
  */
-export function createTokenService(db: Database) {
+export function createTokenService(db: Database, primary: Database = db) {
   const checkpoint = indexedBlockSource(db);
   const byHashes = db
     .with(checkpoint)
@@ -113,7 +115,7 @@ export function createTokenService(db: Database) {
     inFlight = false;
   }
 
-  const refused = db
+  const refused = primary
     .select({ id: apiTokens.id })
     .from(apiTokens)
     .where(

@@ -1,8 +1,9 @@
 /**
  * Probes, without auth. /healthz: the process answers. /readyz: Postgres answers, a checkpoint
- * exists, and, when RPC_URL is configured, the node answers and the indexer is at most
- * maxLagBlocks behind its head; the body lists the reasons when not. With no RPC the lag is not
- * judged: readiness then means "serving indexed data".
+ * exists, a read replica (DATABASE_READ_URL) is at most maxLagBlocks behind the primary, and,
+ * when RPC_URL is configured, the node answers and the indexer is at most maxLagBlocks behind its
+ * head; the body lists the reasons when not. With no RPC the lag is not judged: readiness then
+ * means "serving indexed data".
  */
 import { Elysia } from "elysia";
 import { setIndexedBlock } from "../../indexed-block.ts";

@@ -22,6 +22,14 @@ export const Readiness = t.Object({
       "the indexer's head follower, as it last reported itself (failing: its error is in reasons)",
   }),
   lagBlocks: t.Union([t.Number(), t.Null()]),
+  primary: t.Union([t.Literal("ok"), t.Literal("unreachable"), t.Literal("not configured")], {
+    description:
+      "the primary (DATABASE_URL) when the API reads a replica (DATABASE_READ_URL); not configured when it reads the primary itself",
+  }),
+  replicaLagBlocks: t.Union([t.Number(), t.Null()], {
+    description:
+      "blocks the replica's indexed block is behind the primary's; null without a replica, or when either does not answer",
+  }),
   maxLagBlocks: t.Number(),
 });
 

@@ -7,8 +7,12 @@ import type { Readiness } from "./model.ts";
 
 /** What readiness is judged on, gathered once per /readyz. */
 export interface ReadinessFacts {
+  /** The database answers are read from: the replica when there is one. */
   database: "ok" | "unreachable";
   indexedBlock: bigint | null;
+  /** The primary, when answers are read from a replica of it. */
+  primary: "ok" | "unreachable" | "not configured";
+  primaryIndexedBlock: bigint | null;
   rpc: "ok" | "unreachable" | "not configured";
   /** The node's failure in one line (never its URL: provider keys live there). */
   rpcFailure?: string;
@@ -40,8 +44,16 @@ export function notReadyReasons(
 ): string[] {
   const reasons: string[] = [];
   const lag = lagOf(facts);
-  if (facts.database === "unreachable") reasons.push("the database (DATABASE_URL) does not answer");
+  const replicaLag = replicaLagOf(facts);
+  const read = facts.primary === "not configured" ? "DATABASE_URL" : "DATABASE_READ_URL";
+  if (facts.database === "unreachable") reasons.push(`the database (${read}) does not answer`);
   else if (facts.indexedBlock === null) reasons.push("nothing indexed yet");
+  // An unreachable primary alone is no reason: the replica still answers what it holds, and
+  // with RPC_URL the lag to the head still judges how old that is.
+  if (replicaLag !== null && replicaLag > maxLagBlocks)
+    reasons.push(
+      `the read replica (DATABASE_READ_URL) is ${replicaLag} blocks behind the primary (at most ${maxLagBlocks})`,
+    );
   if (facts.rpc === "unreachable")
     reasons.push(`the node (RPC_URL) does not answer: ${facts.rpcFailure ?? "no answer"}`);
   if (lag !== null && lag > maxLagBlocks)
@@ -63,14 +75,35 @@ function lagOf({ headBlock, indexedBlock }: ReadinessFacts): number | null {
   return headBlock !== null && indexedBlock !== null ? Number(headBlock - indexedBlock) : null;
 }
 
-export function createHealthService(db: Database) {
+function replicaLagOf({ primaryIndexedBlock, indexedBlock }: ReadinessFacts): number | null {
+  return primaryIndexedBlock !== null && indexedBlock !== null
+    ? Number(primaryIndexedBlock - indexedBlock)
+    : null;
+}
+
+/** The checkpoint's block in `db`; the query throws when Postgres cannot be reached. */
+function indexedBlockOf(db: Database) {
   const checkpoint = indexedBlockSource(db);
-  const indexedBlock = db
+  const statement = db
     .with(checkpoint)
     .select({ indexedBlock: checkpoint.indexedBlock })
     .from(checkpoint)
     .prepare("indexed_block");
-  const followerReport = db
+  return async (): Promise<bigint | null> => {
+    const [row] = await statement.execute();
+    return row?.indexedBlock ?? null;
+  };
+}
+
+/**
+ * `db` is the database answers are read from; `primary`, when set, the primary it replicates,
+ * whose checkpoint tells how far behind the replica is.
+ */
+export function createHealthService(db: Database, primary?: Database) {
+  const indexedBlock = indexedBlockOf(db);
+  const primaryIndexedBlock = primary && indexedBlockOf(primary);
+  // The follower writes its report on the primary: a replica behind would show it late.
+  const followerReport = (primary ?? db)
     .select({
       failingSince: indexerHealth.failingSince,
       lastError: indexerHealth.lastError,
@@ -80,23 +113,23 @@ export function createHealthService(db: Database) {
     .where(eq(indexerHealth.component, "follow"))
     .prepare("follower_report");
 
-  const service = {
-    /** The checkpoint's block; throws when Postgres cannot be reached. */
-    async indexedBlock(): Promise<bigint | null> {
-      const [row] = await indexedBlock.execute();
-      return row?.indexedBlock ?? null;
-    },
-
-    /** Gathers the facts (database and node asked at once) and judges them. */
+  return {
+    /** Gathers the facts (databases and node asked at once) and judges them. */
     async readiness(options: {
       maxLagBlocks: number;
       chainHead?: () => Promise<bigint>;
     }): Promise<Readiness> {
-      const [indexed, follower, head] = await Promise.all([
-        service.indexedBlock().then(
+      const [indexed, primaryIndexed, follower, head] = await Promise.all([
+        indexedBlock().then(
           (block) => ({ database: "ok" as const, block }),
           () => ({ database: "unreachable" as const, block: null }),
         ),
+        primaryIndexedBlock
+          ? primaryIndexedBlock().then(
+              (block) => ({ primary: "ok" as const, block }),
+              () => ({ primary: "unreachable" as const, block: null }),
+            )
+          : { primary: "not configured" as const, block: null },
         followerReport.execute().then(
           ([row]) => row ?? null,
           () => null,
@@ -115,6 +148,8 @@ export function createHealthService(db: Database) {
       const facts: ReadinessFacts = {
         database: indexed.database,
         indexedBlock: indexed.block,
+        primary: primaryIndexed.primary,
+        primaryIndexedBlock: primaryIndexed.block,
         rpc: head.rpc,
         rpcFailure: head.failure,
         headBlock: head.block,
@@ -130,11 +165,12 @@ export function createHealthService(db: Database) {
         headBlock: facts.headBlock?.toString() ?? null,
         follower: !follower ? "no report" : follower.failingSince ? "failing" : "ok",
         lagBlocks: lagOf(facts),
+        primary: facts.primary,
+        replicaLagBlocks: replicaLagOf(facts),
         maxLagBlocks: options.maxLagBlocks,
       };
     },
   };
-  return service;
 }
 
 export type HealthService = ReturnType<typeof createHealthService>;

@@ -67,6 +67,8 @@ export class TooManyStreams extends Problem {
 
 export interface StreamDependencies {
   db: Database;
+  /** The primary, when `db` is a standby of it: a resume above the standby's block asks it. */
+  primary?: Database;
   /** Holds the leases of the per-token bound, under `keyPrefix`. */
   redis: Redis;
   keyPrefix: string;
@@ -80,11 +82,15 @@ export interface StreamDependencies {
   log: Logger;
 }
 
+/** A resume's block the standby has still to replay (see `baseline`). */
+const NOT_YET = Symbol("not replayed yet");
+
 /** setTimeout's longest delay; a later deadline is waited for in steps. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export function streamModule({
   db,
+  primary,
   redis,
   keyPrefix,
   tokens,
@@ -100,7 +106,7 @@ export function streamModule({
   for (const [name, value] of Object.entries(settings ?? {}) as [keyof StreamSettings, number][]) {
     if (value !== undefined) limits[name] = value;
   }
-  const service = createStreamService(db);
+  const service = createStreamService(db, primary);
   const hub = createHub({ service, log });
   watchIndexedBlock?.(() => hub.moved());
   const slots = createStreamSlots({ redis, keyPrefix, maxPerToken: limits.maxPerToken, log });
@@ -132,9 +138,20 @@ export function streamModule({
    * client must start over: its block is above the indexed block, or a reorg replaced it, or its
    * hash is pruned (more than HASHES_KEPT blocks ago), or the checkpoint moved back below it
    * since the wallet's read (an operator's rollback): the tables then refuse the block.
+   *
+   * NOT_YET: answers come from a standby, the client's block is above the standby's and the
+   * primary has it (a client resuming from an instance on the primary or on a standby further
+   * on): the standby has still to replay it. Starting over would take the client back to an
+   * older block, so the stream starts at a later move, once the standby has the block.
    */
-  async function baseline(wallet: string, resume: ResumePoint, indexedBlock: bigint) {
-    if (resume.block > indexedBlock) return undefined;
+  async function baseline(
+    wallet: string,
+    resume: ResumePoint,
+    indexedBlock: bigint,
+  ): Promise<Holding | undefined | typeof NOT_YET> {
+    if (resume.block > indexedBlock) {
+      return (await service.primaryHolds(resume.block)) ? NOT_YET : undefined;
+    }
     if (resume.hash !== undefined && (await service.hashOf(resume.block)) !== resume.hash) {
       return undefined;
     }
@@ -193,7 +210,7 @@ export function streamModule({
               // does the stream count as started.
               if (resume !== undefined) {
                 const known = await baseline(wallet, resume, block);
-                if (closed) return;
+                if (closed || known === NOT_YET) return;
                 if (known === undefined) text += reset(block);
                 else held = known;
               }
@@ -332,4 +349,4 @@ export function streamModule({
   );
 }
 
-const STREAM_DESCRIPTION = `Server-Sent Events. Without Last-Event-ID the stream starts with one \`citizen\` event per citizen the address has staked, then \`synced\`. After that, each indexed block that changes the address's citizens sends a batch: \`citizen\` (the full new record, as GET /s1/{id} or /s2/{id} serves it) for a stake, a BYTES deposit or any changed number; \`removed\` (type and id) for a withdrawal or a stake a reorg took back; and a closing \`synced\` whose \`id\` is the block. Only \`synced\` carries an id, so Last-Event-ID always names a block whose batch was received whole: reconnecting with it sends exactly the changes since that block. After a reorg the corrections come as an ordinary batch whose id is the new, lower indexed block. A Last-Event-ID above the indexed block (a block a reorg took back) gets \`reset\` and the full current set. Comment lines (\`: keep-alive\`) keep the connection open; a stream with no change for a while is closed and the client resumes.`;
+const STREAM_DESCRIPTION = `Server-Sent Events. Without Last-Event-ID the stream starts with one \`citizen\` event per citizen the address has staked, then \`synced\`. After that, each indexed block that changes the address's citizens sends a batch: \`citizen\` (the full new record, as GET /s1/{id} or /s2/{id} serves it) for a stake, a BYTES deposit or any changed number; \`removed\` (type and id) for a withdrawal or a stake a reorg took back; and a closing \`synced\` whose \`id\` is the block. Only \`synced\` carries an id, so Last-Event-ID always names a block whose batch was received whole: reconnecting with it sends exactly the changes since that block. After a reorg the corrections come as an ordinary batch whose id is the new, lower indexed block. A Last-Event-ID above the indexed block (a block a reorg took back) gets \`reset\` and the full current set; on an instance reading a replica that has not replayed that block yet, the stream sends nothing until it has. Comment lines (\`: keep-alive\`) keep the connection open; a stream with no change for a while is closed and the client resumes.`;

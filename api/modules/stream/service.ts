@@ -3,10 +3,15 @@
  * statement, so the two always agree) and its rows as they were after a block (a resume's
  * baseline).
  */
-import { eq, sql } from "drizzle-orm";
+import { eq, max, sql } from "drizzle-orm";
 import { stakedCitizensAt } from "../../../db/as-of.ts";
 import type { Database } from "../../../db/client.ts";
-import { blocks, type StakedCitizen, stakedCitizens } from "../../../db/schema.ts";
+import {
+  blocks,
+  indexerCheckpoints,
+  type StakedCitizen,
+  stakedCitizens,
+} from "../../../db/schema.ts";
 import { indexedBlockSource } from "../../indexed-block.ts";
 import { fromDatabase } from "../../problems.ts";
 
@@ -18,7 +23,8 @@ export interface WalletState {
   citizens: StakedCitizen[];
 }
 
-export function createStreamService(db: Database) {
+/** `primary`: the primary, when `db` is a standby of it. */
+export function createStreamService(db: Database, primary?: Database) {
   const checkpoint = indexedBlockSource(db);
   const current = db
     .with(checkpoint)
@@ -31,6 +37,10 @@ export function createStreamService(db: Database) {
     .leftJoin(blocks, eq(blocks.number, checkpoint.indexedBlock))
     .leftJoin(stakedCitizens, eq(stakedCitizens.staker, sql.placeholder("wallet")))
     .prepare("stream_wallet_citizens");
+  const primaryBlock = primary
+    ?.select({ indexedBlock: max(indexerCheckpoints.indexedBlock) })
+    .from(indexerCheckpoints)
+    .prepare("stream_primary_block");
 
   return {
     /** `wallet` lowercase. */
@@ -41,6 +51,15 @@ export function createStreamService(db: Database) {
         blockHash: rows[0]?.blockHash ?? null,
         citizens: rows.flatMap((row) => (row.citizen ? [row.citizen] : [])),
       };
+    },
+    /**
+     * Whether the primary has indexed `block`; false without a standby, and when the primary does
+     * not answer (the stream then starts over, as it would without a standby).
+     */
+    async primaryHolds(block: bigint): Promise<boolean> {
+      if (!primaryBlock) return false;
+      const [row] = await primaryBlock.execute().catch(() => []);
+      return row?.indexedBlock != null && row.indexedBlock >= block;
     },
     /** The stored hash of a block; undefined once pruned (HASHES_KEPT below the checkpoint). */
     async hashOf(block: bigint): Promise<string | undefined> {
