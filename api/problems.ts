@@ -168,9 +168,20 @@ const CONNECTION_CODES = new Set([
 /** Bun's SQL client (api/reads.ts) names a connection it could not make or lost so. */
 const BUN_CONNECTION_CODE = /^ERR_POSTGRES_(CONNECTION_|IDLE_TIMEOUT|LIFETIME_TIMEOUT)/;
 
-/** A server refusing work: SQLSTATE class 08 connection exception, 57P0x shutdown, 53300 too many clients. */
+/**
+ * A server refusing work: SQLSTATE class 08 connection exception, 57P0x shutdown, 53300 too many
+ * clients, and class 40 (40001, 40P01), which a hot standby (DATABASE_READ_URL) raises when it
+ * cancels a statement that conflicts with the WAL it replays: the API runs no serializable
+ * transaction, so on its read-only statements class 40 only ever means "ask again shortly".
+ */
 function isRefusal(sqlState: string): boolean {
-  return sqlState.startsWith("08") || /^57P0[1-3]$/.test(sqlState) || sqlState === "53300";
+  return (
+    sqlState.startsWith("08") ||
+    /^57P0[1-3]$/.test(sqlState) ||
+    sqlState === "53300" ||
+    sqlState === "40001" ||
+    sqlState === "40P01"
+  );
 }
 
 /**
