@@ -103,7 +103,10 @@ export const stakerEvents = pgTable(
   ],
 );
 
-/** What each citizen Stake applied, read from the chain at the stake's block (frozen afterwards). */
+/**
+ * What each citizen Stake applied, read from the chain at the stake's block: frozen afterwards,
+ * but for a Hand flag inferred for want of a trace API, settled in place once one answers.
+ */
 export const citizenStakes = pgTable(
   "citizen_stakes",
   {
@@ -125,7 +128,12 @@ export const citizenStakes = pgTable(
     vaultMultiplier: uint256("vault_multiplier"),
     handClaim: boolean("hand_claim"),
     handClaimSource: handClaimSource("hand_claim_source"),
+    /** S1 only: stakedS1.stakedVaultId, a vault staked with the citizen; 0 with a component vault. */
     stakedVaultId: uint256("staked_vault_id"),
+    /**
+     * S1 only: stakedS1.hasVault, the stake counts a vault: the citizen's component vault (then
+     * stakedVaultId is 0) or one staked with it.
+     */
     hasVault: boolean("has_vault"),
     /** The stake's points before any BYTES bonus. */
     basePoints: uint256("base_points").notNull(),
@@ -141,7 +149,10 @@ export const citizenStakes = pgTable(
   ],
 );
 
-/** A citizen's components, read from its season's citizen contract. They do not change. */
+/**
+ * Every citizen ever staked: its components, read from its season's citizen contract (they do
+ * not change), and its tokenURI metadata, which the metadata refresher reads again.
+ */
 export const citizens = pgTable(
   "citizens",
   {

@@ -29,10 +29,13 @@ export interface RedisTarget {
  * - `api`: the API's rate limit and stream leases. Nothing waits: no offline queue, one retry, a
  *   short command timeout, so a request is never held on Redis; both fall back to counting in
  *   the instance while Redis is away.
+ * - `look`: a command that reads once after checking Redis (status): a read fails rather than
+ *   waits, should Redis go away after the check.
  */
 const USES = {
   queues: { maxRetriesPerRequest: null, enableReadyCheck: true },
   api: { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 250 },
+  look: { maxRetriesPerRequest: 1 },
 } as const satisfies Record<string, RedisOptions>;
 
 export type RedisUse = keyof typeof USES;

@@ -1,10 +1,16 @@
 /**
- * What `status` shows: gathered in one round of reads, rendered as aligned lines. Only reads:
- * the indexer it is given is opened read-only, so no Redis key is created.
+ * What `status` shows: each service's own state and what the ones that answer hold, gathered in
+ * one round of reads and rendered as aligned lines. A service that cannot be read leaves only
+ * its own lines unknown, and its line says why in one line: the node being down does not hide
+ * the checkpoint, nor Redis the follower's health. Only reads: the queues are opened read-only,
+ * so no Redis key is created.
  */
-import type { Indexer } from "../indexer/indexer.ts";
+import type { ChainTip } from "../indexer/chain/finality.ts";
+import type { Queues } from "../indexer/jobs/queues.ts";
 import { isParked } from "../indexer/jobs/reconcile.ts";
+import type { IndexerStore } from "../indexer/store/index.ts";
 import { redactSecrets } from "../lib/error-cause.ts";
+import { failureLine } from "../lib/fail.ts";
 
 export interface StatusSettings {
   queuePrefix: string;
@@ -12,66 +18,129 @@ export interface StatusSettings {
   finalityDepth?: number;
 }
 
-export async function gatherStatus(indexer: Indexer) {
-  const [tip, checkpoint, chunks, follows, failedChunks, lastFollowFailures, health, counts] =
-    await Promise.all([
-      indexer.chainTip(),
-      indexer.store.checkpoint(),
-      indexer.queues.chunks.getJobCounts("waiting", "active", "delayed", "failed"),
-      indexer.queues.follow.getJobCounts("active", "failed"),
-      indexer.queues.chunks.getFailed(0, 9),
-      indexer.queues.follow.getFailed(0, 0),
-      indexer.store.health(),
-      indexer.store.counts(),
-    ]);
-  return {
-    staker: indexer.contracts.staker,
-    chainId: indexer.chainId,
-    tip,
-    checkpoint,
-    chunks,
-    follows,
-    failedChunks,
-    lastFollowFailure: lastFollowFailures[0],
-    health,
-    counts,
-  };
+/** Where each part of the status comes from; each is checked and read on its own. */
+export interface StatusSources {
+  staker: string;
+  /** The chain the settings name, when they name one (shown while the node cannot say). */
+  chainId?: number;
+  /** The node checked against the settings (chain, staker, state at the start block), its tip. */
+  node(): Promise<{ chainId: number; tip: ChainTip }>;
+  store(): Promise<Pick<IndexerStore, "checkpoint" | "health" | "counts">>;
+  queues(): Promise<Pick<Queues, "chunks" | "follow">>;
+}
+
+/** What one service answered, or why it could not. */
+export type Reading<T> = { ok: true; value: T } | { ok: false; error: unknown };
+
+async function reading<T>(read: () => Promise<T>): Promise<Reading<T>> {
+  try {
+    return { ok: true, value: await read() };
+  } catch (error) {
+    return { ok: false, error };
+  }
+}
+
+export async function gatherStatus(sources: StatusSources) {
+  const [node, database, queues] = await Promise.all([
+    reading(() => sources.node()),
+    reading(async () => {
+      const store = await sources.store();
+      const [checkpoint, health, counts] = await Promise.all([
+        store.checkpoint(),
+        store.health(),
+        store.counts(),
+      ]);
+      return { checkpoint, health, counts };
+    }),
+    reading(async () => {
+      const { chunks, follow } = await sources.queues();
+      const [chunkCounts, followCounts, failedChunks, lastFollowFailures] = await Promise.all([
+        chunks.getJobCounts("waiting", "active", "delayed", "failed"),
+        follow.getJobCounts("active", "failed"),
+        chunks.getFailed(0, 9),
+        follow.getFailed(0, 0),
+      ]);
+      return {
+        chunks: chunkCounts,
+        follows: followCounts,
+        failedChunks,
+        lastFollowFailure: lastFollowFailures[0],
+      };
+    }),
+  ]);
+  return { staker: sources.staker, chainId: sources.chainId, node, database, queues };
 }
 
 export type Status = Awaited<ReturnType<typeof gatherStatus>>;
 
+/** The services that could not be read, each with its one-line reason. */
+export function statusFailures(status: Status): Array<{ service: string; error: unknown }> {
+  const services = { node: status.node, postgres: status.database, redis: status.queues };
+  return Object.entries(services).flatMap(([service, read]) =>
+    read.ok ? [] : [{ service, error: read.error }],
+  );
+}
+
 export function renderStatus(status: Status, settings: StatusSettings): string[] {
   const lines: string[] = [];
   const line = (label: string, value: string) => lines.push(`${label.padEnd(18)}${value}`);
-  const { tip, checkpoint, chunks, follows, counts } = status;
+  const { node, database, queues } = status;
+  const tip = node.ok ? node.value.tip : undefined;
+  const checkpoint = database.ok ? database.value.checkpoint : undefined;
   const indexed = checkpoint?.indexedBlock;
   const finality =
     settings.finalityDepth === undefined
       ? "the node's finalized tag"
       : `FINALITY_DEPTH ${settings.finalityDepth}`;
-  line("staker", `${status.staker} (chain ${status.chainId})`);
+  const unknown = (service: string) => `unknown (${service} cannot be read, above)`;
+  const chainId = node.ok ? node.value.chainId : (checkpoint?.chainId ?? status.chainId);
+  line("staker", `${status.staker} (chain ${chainId ?? "unknown"})`);
   line("queue prefix", settings.queuePrefix);
-  line("head", tip.head.toString());
-  line("finalized", `${tip.finalized} (${finality}; chunk jobs index up to it)`);
-  line("indexed block", indexed?.toString() ?? "none yet");
-  line("lag", renderLag(tip.head, indexed));
-  line("scheduled to", checkpoint?.scheduledBlock.toString() ?? "-");
+  const state = (read: Reading<unknown>) => (read.ok ? "ok" : `FAILED: ${failureLine(read.error)}`);
+  line("node", state(node));
+  line("postgres", state(database));
+  line("redis", state(queues));
+  line("head", tip ? tip.head.toString() : unknown("the node"));
   line(
-    "chunk jobs",
-    `waiting ${chunks.waiting}, active ${chunks.active}, delayed ${chunks.delayed}, failed ${chunks.failed}`,
+    "finalized",
+    tip ? `${tip.finalized} (${finality}; chunk jobs index up to it)` : unknown("the node"),
   );
-  for (const job of status.failedChunks) {
-    const kind = isParked(job) ? "parked (fails for good)" : "failed (will be re-queued)";
-    lines.push(`  ${job.id} ${kind}: ${job.failedReason}`);
+  const lag = () => (tip ? renderLag(tip.head, indexed) : unknown("the node"));
+  if (database.ok) {
+    line("indexed block", indexed?.toString() ?? "none yet");
+    line("lag", lag());
+    line("scheduled to", checkpoint?.scheduledBlock.toString() ?? "-");
+  } else {
+    for (const label of ["indexed block", "lag", "scheduled to"]) line(label, unknown("postgres"));
   }
-  line("follow jobs", `active ${follows.active}, failed ${follows.failed}`);
-  const lastFollowFailure = status.lastFollowFailure;
-  if (lastFollowFailure) {
-    const at = new Date(lastFollowFailure.finishedOn ?? lastFollowFailure.timestamp);
-    lines.push(`  last failure ${at.toISOString()}: ${lastFollowFailure.failedReason}`);
+  if (queues.ok) {
+    const { chunks, follows } = queues.value;
+    line(
+      "chunk jobs",
+      `waiting ${chunks.waiting}, active ${chunks.active}, delayed ${chunks.delayed}, failed ${chunks.failed}`,
+    );
+    for (const job of queues.value.failedChunks) {
+      const kind = isParked(job) ? "parked (fails for good)" : "failed (will be re-queued)";
+      lines.push(`  ${job.id} ${kind}: ${job.failedReason}`);
+    }
+    line("follow jobs", `active ${follows.active}, failed ${follows.failed}`);
+    const lastFollowFailure = queues.value.lastFollowFailure;
+    if (lastFollowFailure) {
+      const at = new Date(lastFollowFailure.finishedOn ?? lastFollowFailure.timestamp);
+      lines.push(`  last failure ${at.toISOString()}: ${lastFollowFailure.failedReason}`);
+    }
+  } else {
+    line("chunk jobs", unknown("redis"));
+    line("follow jobs", unknown("redis"));
   }
+  if (!database.ok) {
+    for (const label of ["follower", "chunk workers", "read failures", "hand flags", "rpc calls"])
+      line(label, unknown("postgres"));
+    return lines.map(redactSecrets);
+  }
+  const { health, counts } = database.value;
   for (const role of ["follow", "chunks"] as const) {
-    const row = status.health.find((each) => each.component === role);
+    const row = health.find((each) => each.component === role);
     const label = role === "follow" ? "follower" : "chunk workers";
     if (!row) line(label, "no report yet");
     else if (row.failingSince) {
@@ -111,7 +180,7 @@ function renderLag(head: bigint, indexed: bigint | undefined): string {
 }
 
 /** The calls every worker process made, against what is stored: the cost of indexing so far. */
-function renderRpcCalls(counts: Status["counts"]): string {
+function renderRpcCalls(counts: Awaited<ReturnType<IndexerStore["counts"]>>): string {
   const methods = Object.entries(counts.rpcCalls).sort(([, a], [, b]) => b - a);
   if (methods.length === 0) return "none recorded yet";
   const total = methods.reduce((sum, [, calls]) => sum + calls, 0);

@@ -10,7 +10,15 @@ outfile="${1:-dist/citizen-staking}"
 mkdir -p "$(dirname "$outfile")"
 target=()
 [ -z "${BUN_TARGET:-}" ] || target=(--target "$BUN_TARGET")
+# --sourcemap embeds the map in the binary (zstd, ~4 MB), where a stack trace finds it: traces
+# name our source files and lines with no file beside the binary. Bun also writes a map file per
+# entry point next to it (the binary's, and an empty one per migration), which nothing reads, so
+# the build runs in a directory of its own and only the binary leaves it.
+build="$(mktemp -d "$(dirname "$outfile")/.build.XXXXXX")"
+trap 'rm -rf "$build"' EXIT
 bun build --compile "${target[@]}" --sourcemap \
   --asset-naming='[name].[ext]' \
   scripts/cli.ts db/migrations/*.sql \
-  --outfile "$outfile"
+  --outfile "$build/$(basename "$outfile")"
+rm -f "$build"/*.map
+mv "$build"/* "$(dirname "$outfile")/"

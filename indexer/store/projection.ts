@@ -61,10 +61,20 @@ export async function truncateHistory(tx: Transaction, after: bigint) {
  */
 export async function recompute(tx: Transaction, keys: CitizenKeyRow[], at: bigint) {
   if (keys.length === 0) return;
+  await tx.execute(recomputeStatement(keys, at));
+}
+
+/**
+ * recompute's one statement. The keys no longer staked are a set difference (hashed, or sorted
+ * when large), never a join against the function's rows: Postgres costs those at the function's
+ * row estimate whatever the call returns, and with a small one planned that join as a loop, each
+ * touched citizen scanning all the rows (2,000 citizens: 1.9 million comparisons, 2.4-5 s).
+ */
+export function recomputeStatement(keys: CitizenKeyRow[], at: bigint) {
   const keysJson = JSON.stringify(
     keys.map((key) => ({ season: key.season, citizen_id: key.citizenId.toString() })),
   );
-  await tx.execute(sql`
+  return sql`
     with keys as (
       select distinct season, citizen_id
       from jsonb_to_recordset(${keysJson}::jsonb) as k(season smallint, citizen_id numeric)
@@ -73,13 +83,12 @@ export async function recompute(tx: Transaction, keys: CitizenKeyRow[], at: bigi
       select * from staked_citizens_at(${at}::bigint, null::text, ${keysJson}::jsonb)
     ),
     unstaked as (
-      delete from staked_citizens s using keys k
-      where s.season = k.season and s.citizen_id = k.citizen_id
-        and not exists (
-          select 1 from fresh f where f.season = s.season and f.citizen_id = s.citizen_id
-        )
+      delete from staked_citizens s
+      where (s.season, s.citizen_id) in (
+        select season, citizen_id from keys except select season, citizen_id from fresh
+      )
     )
     insert into staked_citizens select * from fresh
     on conflict (season, citizen_id) do update set ${updatedColumns}
-  `);
+  `;
 }

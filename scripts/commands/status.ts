@@ -1,27 +1,69 @@
 import type { Command } from "commander";
+import { createDatabase } from "../../db/client.ts";
+import { createChainClient } from "../../indexer/chain/client.ts";
+import { readChainTip } from "../../indexer/chain/finality.ts";
+import { readOnlyQueues } from "../../indexer/jobs/queues.ts";
+import { createIndexerStore } from "../../indexer/store/index.ts";
 import { config } from "../../lib/config.ts";
-import { resolveChainSettings } from "../../ops/chain-settings.ts";
-import { gatherStatus, renderStatus } from "../../ops/status.ts";
-import { openIndexer } from "./support/open-indexer.ts";
-import { checkServices } from "./support/services.ts";
+import { CHECK_TIMEOUT_MS, checkPostgres, checkRedis } from "../../lib/connection-checks.ts";
+import { exitCodeFor, failureLine } from "../../lib/fail.ts";
+import { openRedis } from "../../lib/redis.ts";
+import { checkChainSettings, resolveChainSettings } from "../../ops/chain-settings.ts";
+import { gatherStatus, renderStatus, statusFailures } from "../../ops/status.ts";
 
 /** Adds `citizen-staking status` to `program`; its description is its help text. */
 export function addStatusCommand(program: Command): void {
   program
     .command("status")
     .description(
-      "head, finality boundary, indexed block, lag, queues, failures and recorded read failures",
+      "each service's state, head, finality boundary, indexed block, lag, queues, failures and recorded read failures",
     )
     .action(async () => {
       const chain = await resolveChainSettings(config);
-      await checkServices({ database: "existing", redis: true, chain });
-      const indexer = await openIndexer(chain, { readOnly: true });
-      const status = await gatherStatus(indexer);
+      const closers: Array<() => Promise<unknown>> = [];
+      // Each service is checked on its own, once and bounded (the clients opened after a check
+      // would wait for their service forever), so one that is away hides only what it holds.
+      const status = await gatherStatus({
+        staker: chain.staker,
+        chainId: chain.chainId,
+        async node() {
+          const chainId = await checkChainSettings(chain);
+          const client = createChainClient(chain.rpcUrl, {
+            retryCount: 0,
+            timeoutMs: CHECK_TIMEOUT_MS.rpc,
+          });
+          return { chainId, tip: await readChainTip(client, config.indexer.finalityDepth) };
+        },
+        async store() {
+          await checkPostgres(config.databaseUrl);
+          const database = createDatabase(config.databaseUrl, { max: 3 });
+          closers.push(database.close);
+          return createIndexerStore(database.db);
+        },
+        async queues() {
+          await checkRedis(config.redis);
+          // Fails a read instead of waiting for Redis, should it go away after the check; the
+          // failure is reported as the read's, so no 'error' event needs printing.
+          const connection = openRedis(config.redis, "look");
+          connection.on("error", () => {});
+          const queues = readOnlyQueues(connection, config.queuePrefix);
+          closers.push(async () => {
+            await queues.close();
+            connection.disconnect();
+          });
+          return queues;
+        },
+      });
       const settings = {
         queuePrefix: config.queuePrefix,
         finalityDepth: config.indexer.finalityDepth,
       };
       for (const line of renderStatus(status, settings)) console.log(line);
-      await indexer.close();
+      await Promise.all(closers.map((close) => close()));
+      const failures = statusFailures(status);
+      for (const { error } of failures) console.error(`error: ${failureLine(error)}`);
+      if (failures.length > 0) {
+        process.exit(Math.max(...failures.map(({ error }) => exitCodeFor(error))));
+      }
     });
 }

@@ -7,7 +7,7 @@
  * the token, and SIGTERM ending each long-running process with exit code 0.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { chmod, copyFile, mkdir, mkdtemp, rm } from "node:fs/promises";
+import { chmod, copyFile, mkdir, mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import postgres from "postgres";
@@ -59,6 +59,8 @@ describe("the compiled binary, alone", () => {
   let place: SpawnPlace;
   let admin: postgres.Sql;
   let databaseName: string;
+  /** What the build left in its output directory. */
+  let built: string[];
   const redis = createScratchRedisPrefix("binary");
   const started: ReturnType<typeof startProcess>[] = [];
 
@@ -83,6 +85,7 @@ describe("the compiled binary, alone", () => {
     );
     if (build.code !== 0) throw new Error(`build failed:\n${build.stdout}\n${build.stderr}`);
     console.error(`binary built in ${((performance.now() - building) / 1000).toFixed(1)} s`);
+    built = (await readdir(join(work, "build"))).sort();
 
     const alone = join(work, "alone");
     binary = join(alone, "citizen-staking");
@@ -201,9 +204,26 @@ describe("the compiled binary, alone", () => {
       expect(await api.stop()).toBe(0);
       expect(await follow.stop()).toBe(0);
       expect(follow.lines.some((line) => /"level":"(error|fatal)"/.test(line))).toBe(false);
+      // Every line is one of our JSON log lines: no runtime warning (a dependency's deprecation).
+      const notLogLines = (lines: string[]) => lines.filter((line) => !line.startsWith("{"));
+      expect({ follow: notLogLines(follow.lines), api: notLogLines(api.lines) }).toEqual({
+        follow: [],
+        api: [],
+      });
     } finally {
       await database.end({ timeout: 5 });
     }
+  });
+
+  test("--help and status print nothing on stderr", async () => {
+    const [help, status] = await Promise.all([run(["--help"]), run(["status"])]);
+    expect({ code: help.code, stderr: help.stderr }).toEqual({ code: 0, stderr: "" });
+    expect({ code: status.code, stderr: status.stderr }).toEqual({ code: 0, stderr: "" });
+    expect(status.stdout).toMatch(/^redis {2,}ok$/m);
+  });
+
+  test("the build leaves the binary alone: its source map is inside it, no map file beside it", () => {
+    expect(built).toEqual(["citizen-staking"]);
   });
 
   test("board refuses in one line, pointing at the source checkout", async () => {

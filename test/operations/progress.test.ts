@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import postgres from "postgres";
+import { freePort } from "../../devnet/anvil.ts";
 import { createScratchDatabase } from "../../scratch/database.ts";
 import { createScratchRedisPrefix } from "../../scratch/redis.ts";
 import { runCommand } from "../support/commands.ts";
@@ -16,7 +17,7 @@ let from: bigint;
 let to: bigint;
 let eventsInRange: number;
 
-const cli = (args: string[]) =>
+const cli = (args: string[], overrides: Record<string, string> = {}) =>
   runCommand(["scripts/cli.ts", ...args], {
     RPC_URL: devnet.node.rpcUrl,
     STAKER_ADDRESS: devnet.deployment.addresses.staker,
@@ -28,6 +29,7 @@ const cli = (args: string[]) =>
     // Several chunks, so a reindex is seen finishing chunk by chunk.
     CHUNK_SIZE: "4",
     LOG_LEVEL: "warn",
+    ...overrides,
   });
 
 /** The "<n> events indexed … (<rate> events/s)" figures of a command's closing line. */
@@ -114,5 +116,61 @@ describe("progress of backfill and reindex", () => {
     expect(closingFigures(result.stdout).events).toBe(eventsInRange);
     expect(result.stdout).toContain(`reindex done:`);
     expect(result.stdout).toContain(`blocks ${from}..${to}`);
+  });
+});
+
+describe("status with one service away shows what the others hold", () => {
+  /** The value `status` prints for `label`. */
+  const field = (stdout: string, label: string) =>
+    stdout.match(new RegExp(`^${label} {2,}(.*)$`, "m"))?.[1];
+  const away = async () => `127.0.0.1:${await freePort()}`;
+
+  test("the node away: Postgres, Redis, the checkpoint and the queues, and the node's failure in one line", async () => {
+    const node = await away();
+    const result = await cli(["status"], { RPC_URL: `http://${node}` });
+    const stderr = result.stderr.trim().split("\n");
+    expect({ code: result.code, lines: stderr.length }).toEqual({ code: 1, lines: 1 });
+    expect(stderr[0]).toStartWith(
+      `error: RPC_URL (http://${node}) eth_chainId: the node does not answer`,
+    );
+    expect(stderr[0]).toContain("ECONNREFUSED");
+    const { stdout } = result;
+    expect(field(stdout, "node")).toBe(`FAILED: ${stderr[0]!.slice("error: ".length)}`);
+    expect(field(stdout, "staker")).toBe(`${devnet.deployment.addresses.staker} (chain 31337)`);
+    expect([field(stdout, "postgres"), field(stdout, "redis")]).toEqual(["ok", "ok"]);
+    expect(field(stdout, "head")).toStartWith("unknown (the node cannot be read");
+    expect(field(stdout, "indexed block")).toBe(String(to));
+    expect(field(stdout, "lag")).toStartWith("unknown (the node cannot be read");
+    expect(field(stdout, "chunk jobs")).toBe("waiting 0, active 0, delayed 0, failed 0");
+    expect(field(stdout, "follow jobs")).toBe("active 0, failed 0");
+    expect(field(stdout, "rpc calls")).toMatch(/^\d+ \([\d.]+ per event\)/);
+  });
+
+  test("Postgres away: the node's head and the queues; Redis away: the head and the checkpoint", async () => {
+    const [postgresAway, redisAway] = await Promise.all([
+      cli(["status"], { DATABASE_URL: `postgres://postgres@${await away()}/citizen_staking` }),
+      cli(["status"], { REDIS_URL: `redis://${await away()}` }),
+    ]);
+    const head = (await devnet.client.getBlockNumber()).toString();
+    for (const [result, variable] of [
+      [postgresAway, "DATABASE_URL"],
+      [redisAway, "REDIS_URL"],
+    ] as const) {
+      const stderr = result.stderr.trim().split("\n");
+      expect({ code: result.code, lines: stderr.length }).toEqual({ code: 1, lines: 1 });
+      expect(stderr[0]).toStartWith(`error: ${variable} (`);
+      expect(stderr[0]).toContain("ECONNREFUSED");
+      expect(field(result.stdout, "node")).toBe("ok");
+      expect(field(result.stdout, "head")).toBe(head);
+    }
+    expect(field(postgresAway.stdout, "postgres")).toStartWith("FAILED: DATABASE_URL (");
+    expect(field(postgresAway.stdout, "indexed block")).toStartWith("unknown (postgres");
+    expect(field(postgresAway.stdout, "follower")).toStartWith("unknown (postgres");
+    expect(field(postgresAway.stdout, "chunk jobs")).toBe(
+      "waiting 0, active 0, delayed 0, failed 0",
+    );
+    expect(field(redisAway.stdout, "redis")).toStartWith("FAILED: REDIS_URL (");
+    expect(field(redisAway.stdout, "indexed block")).toBe(String(to));
+    expect(field(redisAway.stdout, "chunk jobs")).toStartWith("unknown (redis");
   });
 });
