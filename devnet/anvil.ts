@@ -18,6 +18,21 @@ export const DEVNET_CHAIN_ID = 31337;
  */
 export const DEFAULT_KEPT_STATES = 100_000;
 
+/**
+ * Block states the demo's node keeps (and blocks whose transactions it keeps), for a seeded
+ * scenario expected to span `scenarioBlocks` blocks. The demo's indexer reads the deployment's
+ * and the scenario's states once, catching up before live activity starts (twice the expected
+ * blocks covers the deployment's 17 and a scenario that runs long), then each new block's as it
+ * follows: 32 more let it fall a minute behind at a block every 2 s. Keeping every state, the
+ * demo's node grew ~0.5 MB a block (15-20 MB a minute); keeping these (92 for the default
+ * scenario), a day's 43,200 live blocks mined at full speed ended near 1 GB. Anvil 1.7 still
+ * grows, in steps, with the states kept times the blocks mined, pruned or not (64 states: 0.5 GB
+ * after as many empty blocks, 128: 0.9 GB), so fewer states grow it less.
+ */
+export function demoKeptStates(scenarioBlocks: number): number {
+  return 2 * scenarioBlocks + 32;
+}
+
 /** How long a start waits for anvil to bind its port, unless told otherwise. */
 export const ANVIL_START_TIMEOUT_MS = 15_000;
 
@@ -31,6 +46,8 @@ export type AnvilOptions = {
   blockTimeSeconds?: number;
   /** Block states kept in memory (and so readable with eth_call at that block). */
   pruneHistory?: number;
+  /** Blocks whose transactions anvil keeps (--transaction-block-keeper); absent: all. */
+  keptTransactionBlocks?: number;
   blockGasLimit?: bigint;
   /** Genesis timestamp (unix seconds); absent means now. */
   genesisTimestamp?: number;
@@ -169,6 +186,9 @@ export async function startAnvil(options: AnvilOptions = {}): Promise<AnvilNode>
     "--gas-limit",
     String(options.blockGasLimit ?? DEFAULT_BLOCK_GAS_LIMIT),
   ];
+  if (options.keptTransactionBlocks !== undefined) {
+    args.push("--transaction-block-keeper", String(options.keptTransactionBlocks));
+  }
   if (options.blockTimeSeconds !== undefined) {
     args.push("--block-time", String(options.blockTimeSeconds));
   }

@@ -566,12 +566,8 @@ export class Scenario {
 
   /** Produces blocks until at least `events` staker events were emitted in this scenario. */
   async run(options: Pick<ScenarioOptions, "events" | "transactionsPerBlock" | "onBlock">) {
-    // A stake or withdraw logs two events (Claim first), a claim one.
-    const roughTransactions = Math.ceil(options.events / 1.9);
-    const perBlock =
-      options.transactionsPerBlock ?? Math.max(1, Math.min(500, Math.ceil(roughTransactions / 30)));
-    const expectedBlocks = BigInt(Math.max(30, Math.ceil(roughTransactions / perBlock)));
-    const step = SCENARIO_SPAN / expectedBlocks;
+    const { perBlock, blocks } = scenarioBlocks(options.events, options.transactionsPerBlock);
+    const step = SCENARIO_SPAN / BigInt(blocks);
     const target = this.stakerEvents + options.events;
     let last = 0n;
     while (this.stakerEvents < target) {
@@ -596,6 +592,17 @@ export class Scenario {
       if (wait > 0) await Bun.sleep(wait);
     }
   }
+}
+
+/**
+ * How a run of `events` staker events is laid out: transactions per block and the blocks it is
+ * expected to span (at least 30; a stake or withdraw logs two events, Claim first, a claim one).
+ */
+export function scenarioBlocks(events: number, transactionsPerBlock?: number) {
+  const roughTransactions = Math.ceil(events / 1.9);
+  const perBlock =
+    transactionsPerBlock ?? Math.max(1, Math.min(500, Math.ceil(roughTransactions / 30)));
+  return { perBlock, blocks: Math.max(30, Math.ceil(roughTransactions / perBlock)) };
 }
 
 /** Prepares wallets sized for `events` and runs the scenario to that many staker events. */

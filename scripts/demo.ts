@@ -22,10 +22,16 @@ import { createDatabase } from "../db/client.ts";
 import { ensureDatabase, runMigrations } from "../db/migrate.ts";
 import { indexerCheckpoints, stakedCitizens } from "../db/schema.ts";
 import { createToken } from "../db/tokens.ts";
-import { AnvilPortInUse, freePort, isPortFree, startAnvil } from "../devnet/anvil.ts";
+import {
+  AnvilPortInUse,
+  demoKeptStates,
+  freePort,
+  isPortFree,
+  startAnvil,
+} from "../devnet/anvil.ts";
 import { createDevnetClient } from "../devnet/client.ts";
 import { deployDevnet, writeDeploymentFile } from "../devnet/deploy.ts";
-import { Scenario } from "../devnet/scenario.ts";
+import { Scenario, scenarioBlocks } from "../devnet/scenario.ts";
 import { createQueues } from "../indexer/jobs/queues.ts";
 import { config } from "../lib/config.ts";
 import { failureLine } from "../lib/fail.ts";
@@ -36,6 +42,7 @@ const { values: flags } = parseArgs({
     events: { type: "string", default: "2000" },
     "node-port": { type: "string", default: "8545" },
     "api-port": { type: "string", default: "3000" },
+    "live-minutes": { type: "string", default: "60" },
   },
 });
 const say = (line: string) => process.stderr.write(`demo: ${line}\n`);
@@ -51,6 +58,13 @@ function positiveInteger(flag: string, value: string): number {
 const events = positiveInteger("events", flags.events);
 const preferredNodePort = positiveInteger("node-port", flags["node-port"]);
 const preferredApiPort = positiveInteger("api-port", flags["api-port"]);
+/**
+ * How long new staking activity is mined. anvil grows with every block it mines, however few
+ * states it keeps (docs/decisions/demo-node-states.md), so a demo left running stops mining after
+ * this long and then stays the size it is: the indexer, the API and the dashboard keep serving.
+ */
+const liveMinutes =
+  flags["live-minutes"] === "0" ? 0 : positiveInteger("live-minutes", flags["live-minutes"]);
 
 /** Named after the node's port, which no other running demo can hold. */
 function demoDatabaseUrl(nodePort: number): string {
@@ -70,13 +84,18 @@ async function pickPort(preferred: number, what: string): Promise<number> {
   return port;
 }
 
-/** Our own node: on the preferred port, or on a free one when something else holds it. */
+/**
+ * Our own node: on the preferred port, or on a free one when something else holds it. It keeps
+ * only the states the indexer reads, so a demo left running stays small (devnet/anvil.ts).
+ */
 async function startNode() {
+  const kept = demoKeptStates(scenarioBlocks(events).blocks);
+  const keeping = { pruneHistory: kept, keptTransactionBlocks: kept };
   try {
-    return await startAnvil({ port: preferredNodePort });
+    return await startAnvil({ port: preferredNodePort, ...keeping });
   } catch (error) {
     if (!(error instanceof AnvilPortInUse)) throw error;
-    const started = await startAnvil();
+    const started = await startAnvil(keeping);
     say(`node port ${preferredNodePort} is taken; anvil took ${started.port}`);
     return started;
   }
@@ -234,8 +253,17 @@ Dashboard (live, on another origin): ${dashboard.pageUrl({ apiUrl: `http://127.0
 
 Also: http://127.0.0.1:${port}/docs (API docs), http://127.0.0.1:${port}/readyz,
       DATABASE_URL=${databaseUrl} QUEUE_PREFIX=${queuePrefix} RPC_URL=${node.rpcUrl} STAKER_ADDRESS=${deployment.addresses.staker} bun scripts/cli.ts status
-New staking activity is mined every 2 seconds. Ctrl-C stops everything.
+New staking activity is mined every 2 seconds${liveMinutes === 0 ? "" : ` for ${liveMinutes} minutes (--live-minutes; 0: until Ctrl-C)`}. Ctrl-C stops everything.
 `);
 
-  await scenario.live({ intervalMs: 2_000, signal: stop.signal });
+  const live =
+    liveMinutes === 0
+      ? stop.signal
+      : AbortSignal.any([stop.signal, AbortSignal.timeout(liveMinutes * 60_000)]);
+  await scenario.live({ intervalMs: 2_000, signal: live });
+  if (stop.signal.aborted) return;
+  say(
+    `no more staking activity after ${liveMinutes} minutes (--live-minutes): the node mines nothing more, so the demo stays the size it is; everything keeps serving until Ctrl-C`,
+  );
+  await new Promise((resolve) => stop.signal.addEventListener("abort", resolve, { once: true }));
 }

@@ -33,6 +33,20 @@ export class NodeBehind extends Error {
 const LACKS_BLOCK =
   /header (for hash )?not found|unknown block|block not found|block .*could not be found|beyond (the )?(current )?head|block ?out ?of ?range|resource not found/i;
 
+/**
+ * anvil says "BlockOutOfRangeError: block height is H but requested was R" both for a block above
+ * its head (R > H: behind) and for a block whose state it pruned (R <= H: --prune-history); only
+ * the first is a block it lacks.
+ */
+const ANVIL_OUT_OF_RANGE = /block height is (\d+) but requested was (\d+)/i;
+
+/** Whether an answer's words say the node lacks the block (and not that it pruned its state). */
+function saysLacksBlock(words: string): boolean {
+  const anvil = ANVIL_OUT_OF_RANGE.exec(words);
+  if (anvil) return BigInt(anvil[2]!) > BigInt(anvil[1]!);
+  return LACKS_BLOCK.test(words);
+}
+
 /** Whether a failed request about a block failed because the node does not have the block. */
 export function lacksBlock(error: unknown): boolean {
   if (!(error instanceof BaseError)) return false;
@@ -41,7 +55,7 @@ export function lacksBlock(error: unknown): boolean {
     error.walk((cause) => {
       if (!(cause instanceof BaseError)) return false;
       const words = `${cause.shortMessage} ${cause.details}`;
-      return LACKS_BLOCK.test(words) || (cause instanceof RpcRequestError && cause.code === -32001);
+      return saysLacksBlock(words) || (cause instanceof RpcRequestError && cause.code === -32001);
     }) !== null
   );
 }

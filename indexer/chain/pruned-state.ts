@@ -9,6 +9,18 @@ import { BaseError } from "viem";
 const PRUNED_STATE =
   /missing trie node|state at block #?\d+ is pruned|no state available for block|data before txNum=\d+ is not available|historical state .* is not available|running with state pruning/i;
 
+/**
+ * anvil with --prune-history answers a read below its kept states with "BlockOutOfRangeError:
+ * block height is H but requested was R", R <= H (R > H is a block above its head: node-behind.ts).
+ */
+const ANVIL_PRUNED = /block height is (\d+) but requested was (\d+)/i;
+
+function saysPruned(text: string): boolean {
+  const anvil = ANVIL_PRUNED.exec(text);
+  if (anvil && BigInt(anvil[2]!) <= BigInt(anvil[1]!)) return true;
+  return PRUNED_STATE.test(text);
+}
+
 /** Whether a read failed because the node does not keep state that old (not an archive node). */
 export function isPrunedState(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
@@ -21,5 +33,5 @@ export function isPrunedState(error: unknown): boolean {
   };
   if (error instanceof BaseError) error.walk(collect);
   else collect(error);
-  return PRUNED_STATE.test(texts.join(" "));
+  return saysPruned(texts.join(" "));
 }

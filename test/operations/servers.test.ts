@@ -9,7 +9,8 @@ import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import postgres from "postgres";
-import { DEVNET_CHAIN_ID, freePort } from "../../devnet/anvil.ts";
+import { DEVNET_CHAIN_ID, demoKeptStates, freePort } from "../../devnet/anvil.ts";
+import { scenarioBlocks } from "../../devnet/scenario.ts";
 import { config } from "../../lib/config.ts";
 import { openRedis } from "../../lib/redis.ts";
 import { createScratchDatabase } from "../../scratch/database.ts";
@@ -93,6 +94,24 @@ function processesWith(entry: string): number[] {
     try {
       const environment = readFileSync(`/proc/${name}/environ`, "utf8").split("\0");
       if (environment.includes(entry)) found.push(Number(name));
+    } catch {
+      // Gone meanwhile, or not ours to read.
+    }
+  }
+  return found;
+}
+
+/** The command lines (argv) of the processes `parent` started. */
+function childCommandLines(parent: number): string[][] {
+  const found: string[][] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      // "pid (comm) state ppid ...": the command name may hold spaces and parentheses.
+      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (ppid !== parent) continue;
+      found.push(readFileSync(`/proc/${name}/cmdline`, "utf8").split("\0").filter(Boolean));
     } catch {
       // Gone meanwhile, or not ours to read.
     }
@@ -222,6 +241,18 @@ describe("the demo", () => {
         expect(new Set(printed.map((demo) => demo.queuePrefix)).size).toBe(2);
         for (const demo of demos) {
           expect(demo.lines.join("\n")).toContain(`node port ${node.port} is taken; anvil took`);
+        }
+        // Each demo's node keeps only the states its indexer reads, so it stays small for days.
+        const kept = String(demoKeptStates(scenarioBlocks(Number(DEMO_EVENTS)).blocks));
+        for (const demo of demos) {
+          const anvil = childCommandLines(demo.child.pid).find((argv) =>
+            argv[0]?.endsWith("/anvil"),
+          );
+          const setting = (flag: string) => anvil?.[anvil.indexOf(flag) + 1];
+          expect([setting("--prune-history"), setting("--transaction-block-keeper")]).toEqual([
+            kept,
+            kept,
+          ]);
         }
       } finally {
         const codes = await Promise.all(demos.map((demo) => demo.stop()));
