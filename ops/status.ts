@@ -13,17 +13,27 @@ export interface StatusSettings {
 }
 
 export async function gatherStatus(indexer: Indexer) {
-  const [tip, checkpoint, chunks, follows, failedChunks, lastFollowFailures, health, counts] =
-    await Promise.all([
-      indexer.chainTip(),
-      indexer.store.checkpoint(),
-      indexer.queues.chunks.getJobCounts("waiting", "active", "delayed", "failed"),
-      indexer.queues.follow.getJobCounts("active", "failed"),
-      indexer.queues.chunks.getFailed(0, 9),
-      indexer.queues.follow.getFailed(0, 0),
-      indexer.store.health(),
-      indexer.store.counts(),
-    ]);
+  const [
+    tip,
+    checkpoint,
+    chunks,
+    follows,
+    failedChunks,
+    lastFollowFailures,
+    health,
+    counts,
+    followLease,
+  ] = await Promise.all([
+    indexer.chainTip(),
+    indexer.store.checkpoint(),
+    indexer.queues.chunks.getJobCounts("waiting", "active", "delayed", "failed"),
+    indexer.queues.follow.getJobCounts("active", "failed"),
+    indexer.queues.chunks.getFailed(0, 9),
+    indexer.queues.follow.getFailed(0, 0),
+    indexer.store.health(),
+    indexer.store.counts(),
+    indexer.followLease(),
+  ]);
   return {
     staker: indexer.contracts.staker,
     chainId: indexer.chainId,
@@ -35,6 +45,7 @@ export async function gatherStatus(indexer: Indexer) {
     lastFollowFailure: lastFollowFailures[0],
     health,
     counts,
+    followLease,
   };
 }
 
@@ -65,6 +76,7 @@ export function renderStatus(status: Status, settings: StatusSettings): string[]
     lines.push(`  ${job.id} ${kind}: ${job.failedReason}`);
   }
   line("follow jobs", `active ${follows.active}, failed ${follows.failed}`);
+  line("leading follower", renderFollowLease(status.followLease));
   const lastFollowFailure = status.lastFollowFailure;
   if (lastFollowFailure) {
     const at = new Date(lastFollowFailure.finishedOn ?? lastFollowFailure.timestamp);
@@ -101,6 +113,17 @@ export function renderStatus(status: Status, settings: StatusSettings): string[]
   line("rpc calls", renderRpcCalls(counts));
   // Failed jobs keep their error's own message (a node URL with its key, for viem's errors).
   return lines.map(redactSecrets);
+}
+
+/** The follow process holding the lease, and those ready to take it. */
+function renderFollowLease({ leader, standbys }: Status["followLease"]): string {
+  const name = (member: { host: string; pid: number }) => `${member.host} pid ${member.pid}`;
+  const standing =
+    standbys.length === 0 ? "no standby" : `standing by: ${standbys.map(name).join(", ")}`;
+  if (!leader) {
+    return `none (no follow process runs, or the leader just died and a standby takes over within FOLLOW_LEASE_MS); ${standing}`;
+  }
+  return `${name(leader)} (lease ${leader.leaseLeftMs} ms left); ${standing}`;
 }
 
 /** How far the indexer is behind the node's head, or the node behind the indexer. */
