@@ -20,8 +20,10 @@ export async function startTestIndexer(input: {
   options?: Partial<IndexerOptions>;
   /** Rewrites the URLs the indexer connects with (through a proxy, say); checks stay direct. */
   route?: { database?: (url: string) => string; redis?: (url: string) => string };
+  /** A migrated database on a server of the test's own; a scratch one on DATABASE_URL otherwise. */
+  database?: { name: string; url: string; drop(): Promise<void> };
 }) {
-  const database = await createScratchDatabase(input.label);
+  const database = input.database ?? (await createScratchDatabase(input.label));
   const redis = createScratchRedisPrefix(input.label);
   const options: IndexerOptions = {
     rpcUrl: input.rpcUrl,
