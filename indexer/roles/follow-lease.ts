@@ -104,7 +104,8 @@ export function createFollowLease({
       return held === 1;
     } catch (error) {
       const summary = errorSummary(error);
-      if (summary !== failure) {
+      // A Redis away is said once, as REDIS_URL unreachable; anything else here once each.
+      if (summary !== failure && redis.status === "ready") {
         failure = summary;
         log.warn({ err: summary }, "could not renew or take the follower lease");
       }
