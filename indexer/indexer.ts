@@ -193,8 +193,12 @@ export async function createIndexer(options: IndexerOptions) {
     async lead() {
       redisOutages.watch(await follower.start());
       await follower.tickNow();
+      metrics.leading(true);
     },
-    standBy: () => follower.close(),
+    async standBy() {
+      metrics.leading(false);
+      await follower.close();
+    },
     log: logger("follow-lease"),
   });
   const reconciler = createReconciler({ store, queues, log, chunkSize: options.chunkSize });

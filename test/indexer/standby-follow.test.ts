@@ -82,14 +82,15 @@ describe("a standby follow process takes over from a killed leader", () => {
     return each;
   };
 
-  /** Follow ticks this process ran, from its own metrics. */
-  const ticksRun = async (each: FollowProcess) => {
-    const text = await (await fetch(`http://127.0.0.1:${await each.metricsPort()}/metrics`)).text();
-    return [
+  /** This process's metrics: follow ticks it ran, and whether it says it leads. */
+  const metricsOf = async (each: FollowProcess) => {
+    const port = await each.metricsPort();
+    const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    const ticks = [
       ...text.matchAll(/^citizen_staking_job_duration_seconds_count\{queue="follow".*\} (\d+)$/gm),
-    ]
-      .map((match) => Number(match[1]))
-      .reduce((sum, count) => sum + count, 0);
+    ].reduce((sum, match) => sum + Number(match[1]), 0);
+    const leading = /^citizen_staking_follow_leading (\d+)$/m.exec(text)?.[1];
+    return { ticks, leading: Number(leading) };
   };
 
   /** Waits until one of `running` leads and every other one stands by; returns the leader. */
@@ -154,8 +155,9 @@ describe("a standby follow process takes over from a killed leader", () => {
     await harness.waitForHead(LOADED_MACHINE_MS);
 
     // Only the leader follows: the standby has run no tick while the leader lives.
-    expect(await ticksRun(leader)).toBeGreaterThan(0);
-    expect(await ticksRun(standby)).toBe(0);
+    expect(await metricsOf(leader)).toMatchObject({ leading: 1, ticks: expect.any(Number) });
+    expect((await metricsOf(leader)).ticks).toBeGreaterThan(0);
+    expect(await metricsOf(standby)).toEqual({ leading: 0, ticks: 0 });
     const status = await harness.cli(["status"]);
     expect(status.stdout).toMatch(
       new RegExp(
@@ -173,7 +175,9 @@ describe("a standby follow process takes over from a killed leader", () => {
       expect(taken.takeoverMs).toBeLessThan(TAKEOVER_BOUND_MS);
       const survivor = standby;
       expect((await leaderAmong([survivor])).child.pid).toBe(survivor.child.pid);
-      expect(await ticksRun(survivor)).toBeGreaterThan(0);
+      const survivorMetrics = await metricsOf(survivor);
+      expect(survivorMetrics.leading).toBe(1);
+      expect(survivorMetrics.ticks).toBeGreaterThan(0);
       // A new standby for the next round.
       const fresh = startFollow();
       leader = await leaderAmong([survivor, fresh]);
