@@ -13,27 +13,17 @@ export interface StatusSettings {
 }
 
 export async function gatherStatus(indexer: Indexer) {
-  const [
-    tip,
-    checkpoint,
-    chunks,
-    follows,
-    failedChunks,
-    lastFollowFailures,
-    health,
-    counts,
-    followLease,
-  ] = await Promise.all([
-    indexer.chainTip(),
-    indexer.store.checkpoint(),
-    indexer.queues.chunks.getJobCounts("waiting", "active", "delayed", "failed"),
-    indexer.queues.follow.getJobCounts("active", "failed"),
-    indexer.queues.chunks.getFailed(0, 9),
-    indexer.queues.follow.getFailed(0, 0),
-    indexer.store.health(),
-    indexer.store.counts(),
-    indexer.followLease(),
-  ]);
+  const [tip, checkpoint, chunks, follows, failedChunks, lastFollowFailures, health, counts] =
+    await Promise.all([
+      indexer.chainTip(),
+      indexer.store.checkpoint(),
+      indexer.queues.chunks.getJobCounts("waiting", "active", "delayed", "failed"),
+      indexer.queues.follow.getJobCounts("active", "failed"),
+      indexer.queues.chunks.getFailed(0, 9),
+      indexer.queues.follow.getFailed(0, 0),
+      indexer.store.health(),
+      indexer.store.counts(),
+    ]);
   return {
     staker: indexer.contracts.staker,
     chainId: indexer.chainId,
@@ -45,7 +35,7 @@ export async function gatherStatus(indexer: Indexer) {
     lastFollowFailure: lastFollowFailures[0],
     health,
     counts,
-    followLease,
+    followLease: await indexer.followLease(),
   };
 }
 

@@ -82,7 +82,7 @@ export function createFollowLease({
   const keys = [leaseKey(queuePrefix), membersKey(queuePrefix)];
   const roundMs = Math.floor(leaseMs / ROUNDS_PER_LEASE);
   let leading = false;
-  /** Until when this process may take itself for the leader: a lease period after its last renewal was sent. */
+  /** Until when this process may take itself for the leader: a lease after its last renewal. */
   let heldUntil = 0;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let round: Promise<void> | undefined;
@@ -114,6 +114,10 @@ export function createFollowLease({
     }
   }
 
+  /** Gives the lease up (if held) and leaves the members. */
+  const release = () =>
+    withTimeout(redis.eval(RELEASE, keys.length, ...keys, value), leaseMs).catch(() => {});
+
   async function once() {
     const held = await holdOrTake();
     if (held && !leading) {
@@ -122,9 +126,10 @@ export function createFollowLease({
         leading = true;
         log.info({ ...me, leaseMs }, "leading the follower");
       } catch (error) {
-        // Tried again next round, while the lease lasts; it lapses if this keeps failing.
+        // Given up, so a standby whose follower starts may lead; this one tries again later.
         log.warn({ err: errorSummary(error) }, "could not start the follower");
         await standBy().catch(() => {});
+        await release();
       }
     } else if (!held && leading) {
       leading = false;
@@ -143,8 +148,6 @@ export function createFollowLease({
   }
 
   return {
-    me,
-
     /** Runs the first round (the follower starts here if nobody leads), then one per period. */
     async start() {
       started = true;
@@ -164,10 +167,8 @@ export function createFollowLease({
         leading = false;
         await standBy();
       }
-      await withTimeout(redis.eval(RELEASE, keys.length, ...keys, value), leaseMs).catch(() => {});
+      await release();
     },
-
-    leading: () => leading,
   };
 }
 
@@ -188,5 +189,3 @@ export async function readFollowLease(redis: Redis, queuePrefix: string) {
     standbys: members.filter((member) => member.id !== leader?.id),
   };
 }
-
-export type FollowLeaseView = Awaited<ReturnType<typeof readFollowLease>>;
