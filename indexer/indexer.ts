@@ -21,6 +21,7 @@ import { createQueues, readOnlyQueues } from "./jobs/queues.ts";
 import { createIndexerMetrics, type IndexerMetrics } from "./metrics.ts";
 import { createBackfillQueue } from "./roles/backfill-queue.ts";
 import { createChunkWorkers } from "./roles/chunk-workers.ts";
+import { createFollowLease, readFollowLease } from "./roles/follow-lease.ts";
 import { createFollower } from "./roles/follower.ts";
 import { createHandClaimSettler } from "./roles/hand-claims.ts";
 import { createHealthRecords } from "./roles/health.ts";
@@ -45,6 +46,8 @@ export interface IndexerOptions {
   /** Blocks below the head taken as final; absent means the node's `finalized` tag. */
   finalityDepth?: number;
   followIntervalMs: number;
+  /** A leading follow process that dies is replaced within about this long (FOLLOW_LEASE_MS). */
+  followLeaseMs?: number;
   maxLogRange: number;
   /** A second node that answers every chunk's spans too (RPC_CHECK_URL; see check-node.ts). */
   checkRpcUrl?: string;
@@ -194,6 +197,22 @@ export async function createIndexer(options: IndexerOptions) {
     wsUrl: options.wsUrl,
     log,
   });
+  // Only the lease holder follows; a lost lease stops its follower, letting its tick finish.
+  const lease = createFollowLease({
+    redis,
+    queuePrefix: options.queuePrefix,
+    leaseMs: options.followLeaseMs ?? 2_000,
+    async lead() {
+      watchWorkers(await follower.start());
+      await follower.tickNow();
+      metrics.leading(true);
+    },
+    async standBy() {
+      metrics.leading(false);
+      await follower.close();
+    },
+    log: logger("follow-lease"),
+  });
   const reconciler = createReconciler({ store, queues, log, chunkSize: options.chunkSize });
   const rpcReport = createRpcReport({ metrics, store, log });
   const backfill = createBackfillQueue({
@@ -246,17 +265,23 @@ export async function createIndexer(options: IndexerOptions) {
      */
     refreshMetadata: (progress?: (done: number) => void) => metadata.refreshAll(progress),
 
+    /** The follow process that leads and those standing by, as Redis says now (status). */
+    followLease: () => readFollowLease(redis, options.queuePrefix),
+
     /** Re-queues lost work once (what every worker process does every few seconds). */
     reconcile: () => reconciler.once(),
 
-    /** Runs chunk workers and, with `follow`, the head follower. */
+    /**
+     * Runs chunk workers and, with `follow`, stands for the follower lease: the head follower
+     * runs while this process holds it.
+     */
     start({ follow }: { follow: boolean }) {
       starting = (async () => {
         watchWorkers(chunkWorkers.start());
         rpcReport.start();
         reconciler.start();
         if (follow) {
-          watchWorkers(await follower.start());
+          await lease.start();
           await metadata.start();
           watchWorkers(...metadata.watched());
         }
@@ -271,7 +296,7 @@ export async function createIndexer(options: IndexerOptions) {
       rpcReport.stop();
       reconciler.stop();
       const hadWorkers = chunkWorkers.started();
-      await Promise.all([follower.close(), chunkWorkers.close(), metadata.close()]);
+      await Promise.all([lease.stop(), chunkWorkers.close(), metadata.close()]);
       if (hadWorkers) await rpcReport.final();
       await queues.close();
       redis.disconnect();

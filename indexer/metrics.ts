@@ -96,6 +96,12 @@ export function createIndexerMetrics() {
     registers,
   });
 
+  const followLeading = new Gauge({
+    name: `${PREFIX}follow_leading`,
+    help: "1 while this process holds the follower lease and runs the follower, else 0 (summed over the follow processes: 1, or 0 for up to FOLLOW_LEASE_MS after a leader dies)",
+    registers,
+  });
+
   let sources: ScrapeSources | undefined;
   const indexedBlock = new Gauge({
     name: `${PREFIX}indexed_block`,
@@ -248,6 +254,10 @@ export function createIndexerMetrics() {
     /** The block the follower holds at, or none. */
     unsettledBlock(blockNumber: bigint | undefined) {
       unsettled.set(blockNumber === undefined ? 0 : Number(blockNumber));
+    },
+    /** Whether this process runs the follower (holds the lease). */
+    leading(leads: boolean) {
+      followLeading.set(leads ? 1 : 0);
     },
     rolledBack(removedEvents: number) {
       reorgRollbacks.inc();

@@ -253,6 +253,11 @@ function load() {
        */
       finalityDepth: optionalInteger("FINALITY_DEPTH", 0, 200),
       followIntervalMs: integer("FOLLOW_INTERVAL_MS", 200, 10),
+      /**
+       * Time to live of the leading follow process's lease in Redis, renewed four times within
+       * it: when the leader dies, a standby follow process leads about this long after.
+       */
+      followLeaseMs: integer("FOLLOW_LEASE_MS", 2_000, 200),
       /** Largest log query sent to the node; shrinks and grows with the provider's answers. */
       maxLogRange: integer("MAX_LOG_RANGE", 10_000, 1),
       /**

@@ -8,6 +8,7 @@
 import type { ChainTip } from "../indexer/chain/finality.ts";
 import type { Queues } from "../indexer/jobs/queues.ts";
 import { isParked } from "../indexer/jobs/reconcile.ts";
+import type { readFollowLease } from "../indexer/roles/follow-lease.ts";
 import type { IndexerStore } from "../indexer/store/index.ts";
 import { redactSecrets } from "../lib/error-cause.ts";
 import { failureLine } from "../lib/fail.ts";
@@ -26,7 +27,9 @@ export interface StatusSources {
   /** The node checked against the settings (chain, staker, state the indexer reads), its tip. */
   node(): Promise<{ chainId: number; tip: ChainTip }>;
   store(): Promise<Pick<IndexerStore, "checkpoint" | "health" | "counts">>;
-  queues(): Promise<Pick<Queues, "chunks" | "follow">>;
+  queues(): Promise<
+    Pick<Queues, "chunks" | "follow"> & { followLease(): ReturnType<typeof readFollowLease> }
+  >;
 }
 
 /** What one service answered, or why it could not. */
@@ -53,18 +56,21 @@ export async function gatherStatus(sources: StatusSources) {
       return { checkpoint, health, counts };
     }),
     reading(async () => {
-      const { chunks, follow } = await sources.queues();
-      const [chunkCounts, followCounts, failedChunks, lastFollowFailures] = await Promise.all([
-        chunks.getJobCounts("waiting", "active", "delayed", "failed"),
-        follow.getJobCounts("active", "failed"),
-        chunks.getFailed(0, 9),
-        follow.getFailed(0, 0),
-      ]);
+      const { chunks, follow, followLease } = await sources.queues();
+      const [chunkCounts, followCounts, failedChunks, lastFollowFailures, lease] =
+        await Promise.all([
+          chunks.getJobCounts("waiting", "active", "delayed", "failed"),
+          follow.getJobCounts("active", "failed"),
+          chunks.getFailed(0, 9),
+          follow.getFailed(0, 0),
+          followLease(),
+        ]);
       return {
         chunks: chunkCounts,
         follows: followCounts,
         failedChunks,
         lastFollowFailure: lastFollowFailures[0],
+        followLease: lease,
       };
     }),
   ]);
@@ -123,6 +129,7 @@ export function renderStatus(status: Status, settings: StatusSettings): string[]
       lines.push(`  ${job.id} ${kind}: ${job.failedReason}`);
     }
     line("follow jobs", `active ${follows.active}, failed ${follows.failed}`);
+    line("leading follower", renderFollowLease(queues.value.followLease));
     const lastFollowFailure = queues.value.lastFollowFailure;
     if (lastFollowFailure) {
       const at = new Date(lastFollowFailure.finishedOn ?? lastFollowFailure.timestamp);
@@ -131,6 +138,7 @@ export function renderStatus(status: Status, settings: StatusSettings): string[]
   } else {
     line("chunk jobs", unknown("redis"));
     line("follow jobs", unknown("redis"));
+    line("leading follower", unknown("redis"));
   }
   if (!database.ok) {
     for (const label of ["follower", "chunk workers", "read failures", "hand flags", "rpc calls"])
@@ -169,6 +177,20 @@ export function renderStatus(status: Status, settings: StatusSettings): string[]
   line("rpc calls", renderRpcCalls(counts));
   // Failed jobs keep their error's own message (a node URL with its key, for viem's errors).
   return lines.map(redactSecrets);
+}
+
+/** The follow process holding the lease, and those ready to take it. */
+function renderFollowLease({
+  leader,
+  standbys,
+}: Awaited<ReturnType<typeof readFollowLease>>): string {
+  const name = (member: { host: string; pid: number }) => `${member.host} pid ${member.pid}`;
+  const standing =
+    standbys.length === 0 ? "no standby" : `standing by: ${standbys.map(name).join(", ")}`;
+  if (!leader) {
+    return `none (no follow process runs, or the leader just died and a standby takes over within FOLLOW_LEASE_MS); ${standing}`;
+  }
+  return `${name(leader)} (lease ${leader.leaseLeftMs} ms left); ${standing}`;
 }
 
 /** How far the indexer is behind the node's head, or the node behind the indexer. */

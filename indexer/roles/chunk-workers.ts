@@ -6,6 +6,7 @@
 import { DelayedError, type Job, type Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
+import { APPLICATION_NAME } from "../../db/client.ts";
 import { errorSummary } from "../../lib/log.ts";
 import { NodeBehind } from "../chain/node-behind.ts";
 import { type ChunkDeps, indexRange } from "../jobs/index-range.ts";
@@ -84,6 +85,8 @@ export function createChunkWorkers({
       worker = createJobWorker<ChunkJobData, { events: number }>(QUEUE.chunks, processChunk, {
         connection: redis,
         prefix: queuePrefix,
+        // Each job names the process that took it (processedBy), as its Postgres connections do.
+        name: APPLICATION_NAME,
         concurrency,
         lockDuration: jobLockMs ?? 30_000,
         stalledInterval: jobLockMs ?? 30_000,

@@ -7,6 +7,7 @@ import type { Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { createPublicClient, webSocket } from "viem";
+import { APPLICATION_NAME } from "../../db/client.ts";
 import { isConnectionFailure } from "../../lib/connection-checks.ts";
 import { errorSummary } from "../../lib/log.ts";
 import { isTransientRpcFailure } from "../../lib/rpc-failures.ts";
@@ -164,10 +165,15 @@ export function createFollower({
       worker = createJobWorker(QUEUE.follow, processFollow, {
         connection: redis,
         prefix: queuePrefix,
+        // Each job names the process that took it (processedBy), as its Postgres connections do.
+        name: APPLICATION_NAME,
         concurrency: 1,
       });
       return worker;
     },
+
+    /** Queues a tick now: a follower that just took the lead need not wait for the schedule. */
+    tickNow: () => queueTick(`now-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`),
 
     /** Stops the scheduler refresh (before any await) and the head watch, then the worker. */
     async close() {

@@ -3,6 +3,7 @@ import { createDatabase } from "../../db/client.ts";
 import { createChainClient } from "../../indexer/chain/client.ts";
 import { readChainTip } from "../../indexer/chain/finality.ts";
 import { readOnlyQueues } from "../../indexer/jobs/queues.ts";
+import { readFollowLease } from "../../indexer/roles/follow-lease.ts";
 import { createIndexerStore } from "../../indexer/store/index.ts";
 import { config } from "../../lib/config.ts";
 import { CHECK_TIMEOUT_MS, checkPostgres, checkRedis } from "../../lib/connection-checks.ts";
@@ -58,11 +59,12 @@ export function addStatusCommand(program: Command): void {
           const connection = openRedis(config.redis, "look");
           connection.on("error", () => {});
           const queues = readOnlyQueues(connection, config.queuePrefix);
+          const followLease = () => readFollowLease(connection, config.queuePrefix);
           closers.push(async () => {
             await queues.close();
             connection.disconnect();
           });
-          return queues;
+          return { ...queues, followLease };
         },
       });
       const settings = {

@@ -22,8 +22,11 @@ export async function startTestIndexer(input: {
   route?: { database?: (url: string) => string; redis?: (url: string) => string };
   /** The Postgres server to make the scratch database on; DATABASE_URL's otherwise. */
   databaseServer?: string;
+  /** A migrated database on a server of the test's own; a scratch one on DATABASE_URL otherwise. */
+  database?: { name: string; url: string; drop(): Promise<void> };
 }) {
-  const database = await createScratchDatabase(input.label, input.databaseServer);
+  const database =
+    input.database ?? (await createScratchDatabase(input.label, input.databaseServer));
   const redis = createScratchRedisPrefix(input.label);
   const options: IndexerOptions = {
     rpcUrl: input.rpcUrl,

@@ -4,7 +4,11 @@
  */
 import { connect, createServer, type Socket } from "node:net";
 
-export async function startTcpProxy(upstream: { host: string; port: number }) {
+/** Listens on `listen` (127.0.0.1 unless given: a test host's side of a bridge, say). */
+export async function startTcpProxy(
+  upstream: { host: string; port: number },
+  listen = "127.0.0.1",
+) {
   const sockets = new Set<Socket>();
   let down = false;
   const server = createServer((client) => {
@@ -24,7 +28,7 @@ export async function startTcpProxy(upstream: { host: string; port: number }) {
     }
     client.pipe(server).pipe(client);
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve) => server.listen(0, listen, resolve));
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : 0;
 
@@ -33,7 +37,7 @@ export async function startTcpProxy(upstream: { host: string; port: number }) {
     /** The same URL with host and port swapped for the proxy's. */
     route(url: string) {
       const routed = new URL(url);
-      routed.hostname = "127.0.0.1";
+      routed.hostname = listen;
       routed.port = String(port);
       return routed.toString();
     },
