@@ -15,7 +15,7 @@ import { RequestBudget } from "./chain/request-budget.ts";
 import { ClaimedCitizenReads } from "./jobs/citizen-claims.ts";
 import { CitizenReadCache } from "./jobs/citizen-read-cache.ts";
 import { EventBudget } from "./jobs/event-budget.ts";
-import { isLostLock } from "./jobs/job-worker.ts";
+import { createLostLockReporter } from "./jobs/job-worker.ts";
 import { createMetadataRefresher } from "./jobs/metadata-refresh.ts";
 import { createQueues, readOnlyQueues } from "./jobs/queues.ts";
 import { createIndexerMetrics, type IndexerMetrics } from "./metrics.ts";
@@ -122,12 +122,13 @@ export async function createIndexer(options: IndexerOptions) {
   );
   redisOutages.watch(queues.chunks, queues.follow);
   redis.on("ready", () => redisOutages.recovered());
-  // A job a worker lost its hold on (in a failover, say) runs again: a warning, not an error.
+  // A job a worker lost its lock on (paused, or in a failover) runs again: a warning, not an
+  // error of Redis's.
+  const lostLock = createLostLockReporter(log);
   const watchWorkers = (...workers: ErrorSource[]) => {
     for (const worker of workers) {
       worker.on("error", (error) => {
-        if (!isLostLock(error)) return redisOutages.error(error);
-        log.warn({ err: error.message }, "a worker lost its hold on a job; the job runs again");
+        if (!lostLock(error)) redisOutages.error(error);
       });
     }
   };
