@@ -11,7 +11,7 @@ import { INDEXED_BLOCK_CHANNEL } from "./indexed-block.ts";
 import { openReads } from "./reads.ts";
 import { watchReplayedVersion } from "./replica-watch.ts";
 
-/** The channel migration 0009's trigger notifies with a token's id when it is revoked. */
+/** The channel db/functions/notify_api_token_revoked.sql's trigger notifies with a token's id when it is revoked. */
 const REVOKED_TOKEN_CHANNEL = "api_token_revoked";
 
 export interface ConnectionOptions {
@@ -71,7 +71,7 @@ export function openConnections({
       });
     },
     /**
-     * LISTENs for revoked tokens (migration 0009's trigger; the payload is the token's id). A
+     * LISTENs for revoked tokens (db/functions/notify_api_token_revoked.sql; the payload is the token's id). A
      * (re)connect calls back with no id: a revocation may have been missed, so open streams
      * check their tokens again.
      */

@@ -27,7 +27,7 @@ export function indexedBlockSource(db: Database) {
 
 export const INDEXED_BLOCK_HEADER = "x-indexed-block";
 
-/** The channel migration 0002's trigger notifies with the new block whenever a checkpoint moves. */
+/** The channel db/functions/notify_indexed_block.sql's trigger notifies with the new block whenever a checkpoint moves. */
 export const INDEXED_BLOCK_CHANNEL = "indexed_block";
 
 /** Marks the response (errors included) with the block its data reflects, when known. */

@@ -2,7 +2,7 @@
  * An optional in-process cache of response bodies. Each entry remembers the data version it was
  * read at, and is used only when the request's own token check (same round trip) reports that
  * version again: an instance that missed a notification still never serves an old body. The
- * NOTIFY that a moved checkpoint sends (migration 0002) empties the cache on every instance at
+ * NOTIFY that a moved checkpoint sends (db/functions/notify_indexed_block.sql) empties the cache on every instance at
  * once, so old versions do not hold memory.
  *
  * Bounded by entry count; when full, the oldest entry goes (Map keeps insertion order).

@@ -29,9 +29,10 @@ import { readFile } from "node:fs/promises";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import postgres from "postgres";
-import { type Address, encodeFunctionData, getAbiItem, toEventSelector } from "viem";
+import { type Address, encodeFunctionData } from "viem";
 import { mainnetStakerAbi as stakerAbi } from "../contracts/generated/MainnetStaker.ts";
 import { staticCallBatchAbi } from "../contracts/generated/StaticCallBatch.ts";
+import { STAKER_TOPICS } from "../contracts/staker-events.ts";
 import { createDatabase } from "../db/client.ts";
 import { identityAbi, s1CitizenAbi, s2CitizenAbi, vaultAbi } from "../indexer/chain/token-abis.ts";
 import { createIndexer } from "../indexer/indexer.ts";
@@ -78,10 +79,6 @@ const READ_NAMES = functionNames([
   identityAbi,
   staticCallBatchAbi,
 ]);
-
-const STAKER_TOPICS = (["Stake", "Withdraw", "Claim"] as const).map((name) =>
-  toEventSelector(getAbiItem({ abi: stakerAbi, name }) as never),
-);
 
 type RawLog = {
   blockNumber: `0x${string}`;

@@ -1,8 +1,8 @@
 /**
  * Staked citizens as they were after a block, through the `staked_citizens_at` SQL function
- * (migrations 0005 and 0008), as typed staked_citizens rows. A block beyond the indexed one is
- * refused by the function (SQLSTATE CS416, thrown as BlockNotIndexed), never answered with
- * today's rows.
+ * (db/functions/staked_citizens_at.sql), as typed staked_citizens rows. A block beyond the
+ * indexed one is refused by the function (SQLSTATE CS416, thrown as BlockNotIndexed), never
+ * answered with today's rows.
  */
 import { getTableColumns, sql } from "drizzle-orm";
 import { causeCode, innermostError } from "../lib/error-cause.ts";
@@ -11,7 +11,7 @@ import { type StakedCitizen, stakedCitizens } from "./schema.ts";
 
 const columns = Object.entries(getTableColumns(stakedCitizens));
 
-/** The SQLSTATE staked_citizens_at raises for a block beyond the indexed one (migration 0010). */
+/** The SQLSTATE staked_citizens_at raises for a block beyond the indexed one. */
 const BEYOND_INDEXED_BLOCK = "CS416";
 
 /**

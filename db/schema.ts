@@ -24,6 +24,7 @@ import {
   timestamp,
   uniqueIndex,
 } from "drizzle-orm/pg-core";
+import { STAKER_EVENTS } from "../contracts/staker-events.ts";
 import { STAKER_ASSETS } from "../lib/vocabulary.ts";
 
 const uint256 = (name: string) => numeric(name, { precision: 78, scale: 0, mode: "bigint" });
@@ -38,7 +39,7 @@ const isHex = (column: string, digits: number) =>
 const isAddress = (column: string) => isHex(column, 40);
 const isHash = (column: string) => isHex(column, 64);
 
-export const stakerEventName = pgEnum("staker_event_name", ["Stake", "Withdraw", "Claim"]);
+export const stakerEventName = pgEnum("staker_event_name", STAKER_EVENTS);
 /** The staker's AssetType enum, told apart by the event's asset address. */
 export const assetType = pgEnum("asset_type", STAKER_ASSETS);
 /**

@@ -41,7 +41,7 @@ export const HAND_CLASS = "Hand of Citadel";
 
 /**
  * BYTES add floor(amount * 100 / 200e18) points per deposit, each deposit on its own
- * (STAKER-FACTS §2). The SQL side of the same rule is in project_staked_citizens (migration 0008).
+ * (STAKER-FACTS §2). The SQL side of the same rule is in db/functions/project_staked_citizens.sql.
  */
 export function bytesBonus(amount: bigint): bigint {
   return (amount * 100n) / 200_000_000_000_000_000_000n;

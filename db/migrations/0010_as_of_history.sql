@@ -109,64 +109,8 @@ RETURNS void LANGUAGE sql AS $$
   where staker is not null and not withdrawn;
 $$;--> statement-breakpoint
 COMMENT ON FUNCTION "project_staked_citizens"(bigint, bigint) IS 'The staked-citizen rule: extends staked_citizens_history over blocks (after_block, to_block] from their events. The indexer calls it; analysts read staked_citizens_at.';--> statement-breakpoint
--- The staked_citizens rows as they were after block at_block, read from staked_citizens_history
--- (one index lookup per citizen, or a GiST lookup for a wallet) and the reads stored with each
--- stake; name and image are today's metadata. With a wallet, only that wallet's citizens; with
--- citizens (a JSON array of {season, citizen_id}), only those. A block beyond the indexed block
--- is refused (the tables do not know it yet): an error rather than today's rows.
-CREATE OR REPLACE FUNCTION "staked_citizens_at"("at_block" bigint, "wallet" text DEFAULT NULL, "citizens" jsonb DEFAULT NULL)
-RETURNS SETOF "staked_citizens" LANGUAGE plpgsql STABLE
--- Custom plans would re-plan the query below on every call (its generic plan costs all three
--- branches, so Postgres would never pick it); generic, the branches not asked for are skipped by
--- their one-time filters. Every state found is joined to its stake and its citizen by primary
--- key: the generic plan cannot know how few states a call finds and would hash whole tables.
-SET plan_cache_mode = force_generic_plan SET enable_hashjoin = off SET enable_mergejoin = off AS $$
-declare
-  indexed bigint;
-begin
-  if at_block is null then
-    return;
-  end if;
-  select max(indexed_block) into indexed from indexer_checkpoints;
-  if indexed is null or at_block > indexed then
-    raise exception 'block % is beyond the indexed block %', at_block, coalesce(indexed::text, '(none yet)')
-      using errcode = 'CS416', hint = 'ask for a block at or below indexer_checkpoints.indexed_block';
-  end if;
-  return query
-    with versions as (
-      select h.* from (
-        select distinct k.season, k.citizen_id
-        from jsonb_to_recordset(citizens) as k(season smallint, citizen_id numeric)
-      ) k
-      cross join lateral (
-        select v.* from staked_citizens_history v
-        where v.season = k.season and v.citizen_id = k.citizen_id and v.valid_from <= at_block
-        order by v.valid_from desc limit 1
-      ) h
-      where citizens is not null and (h.valid_to is null or h.valid_to > at_block)
-        and (wallet is null or h.staker = lower(wallet))
-      union all
-      select h.* from staked_citizens_history h
-      where citizens is null and wallet is not null
-        and h.staker = lower(wallet) and int8range(h.valid_from, h.valid_to) @> at_block
-      union all
-      select h.* from staked_citizens_history h
-      where citizens is null and wallet is null
-        and h.valid_from <= at_block and (h.valid_to is null or h.valid_to > at_block)
-    )
-    select
-      h.season, h.citizen_id, h.staker, h.stake_block_number, h.stake_log_index,
-      c.identity_id, c.item_cache_id, c.land_deed_id, c.name, c.image, c.is_hand,
-      s.credit_yield, s.identity_points, s.vault_id, s.vault_credit_multiplier, s.vault_multiplier,
-      s.staked_vault_id, s.has_vault, s.timelock_duration, s.timelock_multiplier,
-      s.timelock_end_time, h.staked_bytes, h.bytes_points,
-      (s.base_points + h.bytes_points)::numeric(78, 0), s.hand_claim_source
-    from versions h
-    join citizen_stakes s on s.block_number = h.stake_block_number and s.log_index = h.stake_log_index
-    join citizens c on c.season = h.season and c.citizen_id = h.citizen_id;
-end
-$$;--> statement-breakpoint
-COMMENT ON FUNCTION "staked_citizens_at"(bigint, text, jsonb) IS 'The staked_citizens rows as they were after block at_block (from the first staker event to the indexed block; a later block is an error naming the indexed block), for one wallet, some citizens, or all.';--> statement-breakpoint
+-- staked_citizens_at read staked_citizens_history from here on; what it is now is
+-- db/functions/staked_citizens_at.sql (a later migration creates it from that file).
 -- A BYTES amount in wei as BYTES, exact and without trailing zeros (2.5, not 2.500000000000000000).
 CREATE FUNCTION "bytes_amount"("wei" numeric) RETURNS numeric LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
 RETURN trim_scale("wei" * 0.000000000000000001);--> statement-breakpoint

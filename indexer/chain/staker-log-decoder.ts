@@ -1,9 +1,13 @@
-import { type AbiEvent, type DecodeEventLogReturnType, type Hex, toEventSelector } from "viem";
-import { mainnetStakerAbi as stakerAbi } from "../../contracts/generated/MainnetStaker.ts";
+import type { AbiEvent, DecodeEventLogReturnType, Hex } from "viem";
+import type { mainnetStakerAbi as stakerAbi } from "../../contracts/generated/MainnetStaker.ts";
+import {
+  STAKER_EVENT_ABIS,
+  STAKER_EVENTS,
+  STAKER_TOPICS,
+  type StakerEventName,
+} from "../../contracts/staker-events.ts";
 
-/** The staker events the indexer follows. */
-export const STAKER_EVENTS = ["Stake", "Withdraw", "Claim"] as const;
-type StakerEventName = (typeof STAKER_EVENTS)[number];
+export { STAKER_EVENTS, STAKER_TOPICS };
 
 /** A followed staker event with its arguments; addresses come back lowercased. */
 export type DecodedStakerEvent = DecodeEventLogReturnType<
@@ -56,17 +60,11 @@ function layoutOf(event: AbiEvent, eventName: StakerEventName): Layout {
 }
 
 const layouts = new Map<string, Layout>(
-  STAKER_EVENTS.map((name) => {
-    const event = stakerAbi.find(
-      (item): item is AbiEvent & typeof item => item.type === "event" && item.name === name,
-    );
-    if (!event) throw new Error(`the staker ABI has no ${name} event`);
-    return [toEventSelector(event), layoutOf(event, name)];
-  }),
+  STAKER_EVENTS.map((name, index) => [
+    STAKER_TOPICS[index]!,
+    layoutOf(STAKER_EVENT_ABIS[index]!, name),
+  ]),
 );
-
-/** The topic0 of every followed event, for the eth_getLogs filter. */
-export const STAKER_TOPICS = [...layouts.keys()] as Hex[];
 
 export function decodeStakerEvent(topics: readonly Hex[], data: Hex): DecodedStakerEvent {
   const layout = layouts.get(topics[0]?.toLowerCase() ?? "");

@@ -27,8 +27,8 @@ const updatedColumns = sql.join(
 );
 
 /**
- * Extends staked_citizens_history over blocks (after, to] from their events (migration 0008):
- * its cost is the range's events, never the history before it. No state may start above
+ * Extends staked_citizens_history over blocks (after, to] from their events
+ * (db/functions/project_staked_citizens.sql): its cost is the range's events, never the history before it. No state may start above
  * `after` (truncate first when rewriting).
  */
 export async function projectHistory(tx: Transaction, after: bigint, to: bigint) {

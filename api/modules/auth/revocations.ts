@@ -3,7 +3,7 @@
  * from a hot standby (DATABASE_READ_URL) whose rows lag the primary's: there a revoked token
  * would keep working until the standby replays the revocation, which a paused or cut-off standby
  * may not do for a long time. So each instance keeps the ids of revoked tokens, heard by LISTEN
- * on the primary (migration 0009's trigger), and admission refuses them whatever the statement
+ * on the primary (db/functions/notify_api_token_revoked.sql), and admission refuses them whatever the statement
  * read: a revocation holds from its notification on, milliseconds after its commit, however far
  * behind the standby is, and a request pays a set lookup for it, not a query.
  *

@@ -42,17 +42,19 @@ const common = {
   timelock,
   bytes,
   totalPoints: t.Number({ description: "the staker's stakedS1/stakedS2(...).points" }),
-  inferred: t.Optional(
-    t.Array(t.String(), {
-      description:
-        'the fields of this record whose value is an assumption rather than read from the chain, by their path: ["vault.multiplier"] for a Hand claim sent through a contract wallet whose flag the node could not trace (served as no claim); ["identity.creditYield", "identity.points", "vault.multiplier"] when the staker was reconfigured in the stake\'s block and no read shows what the stake saw (served as the end of that block has them; totalPoints is still the staker\'s own, and these figures do not give it); absent when every value is read',
-      examples: [
-        ["vault.multiplier"],
-        ["identity.creditYield", "identity.points", "vault.multiplier"],
-      ],
-    }),
-  ),
 };
+
+/** Last in each record: the JSON writer (record.ts) follows the schema's order. */
+const inferred = t.Optional(
+  t.Array(t.String(), {
+    description:
+      'the fields of this record whose value is an assumption rather than read from the chain, by their path: ["vault.multiplier"] for a Hand claim sent through a contract wallet whose flag the node could not trace (served as no claim); ["identity.creditYield", "identity.points", "vault.multiplier"] when the staker was reconfigured in the stake\'s block and no read shows what the stake saw (served as the end of that block has them; totalPoints is still the staker\'s own, and these figures do not give it); absent when every value is read',
+    examples: [
+      ["vault.multiplier"],
+      ["identity.creditYield", "identity.points", "vault.multiplier"],
+    ],
+  }),
+);
 
 export const S1Record = t.Object(
   {
@@ -72,6 +74,7 @@ export const S1Record = t.Object(
     isHand: t.Boolean(),
     stakedVaultId: uintId("stakedS1(...).stakedVaultId"),
     hasVault: t.Boolean(),
+    inferred,
   },
   { additionalProperties: false },
 );
@@ -82,6 +85,7 @@ export const S2Record = t.Object(
     type: t.Literal("s2"),
     ...common,
     identity: t.Object({ id: uintId("getIdentityIdOfTokenId") }),
+    inferred,
   },
   { additionalProperties: false },
 );

@@ -1,13 +1,16 @@
 /**
- * Writes a staked_citizens row as the record the contract describes (model.ts), as JSON text
- * straight from the row's values (pure, no I/O): no record object is built and then walked by
- * JSON.stringify with a replacer for its bigints, which cost a hot read several microseconds.
- * uint256 ids are written as JSON integers with their exact digits, so a value beyond 2^53
- * survives; records.test.ts holds the text against the model's schemas.
+ * Writes a staked_citizens row as the record the contract describes, as JSON text: the record's
+ * members, their order and their JSON come from its `t` schema (model.ts) through json-writer.ts;
+ * here is only where each member's value comes from (pure, no I/O). No record object is built
+ * and then walked by JSON.stringify with a replacer for its bigints, which cost a hot read
+ * several microseconds. uint256 ids are written as JSON integers with their exact digits, so a
+ * value beyond 2^53 survives; records.test.ts holds the text against the model's schemas.
  */
 import type { StakedCitizen } from "../../../db/schema.ts";
 import { s1BasePoints } from "../../../lib/vocabulary.ts";
 import type { Raw } from "../../raw-statement.ts";
+import { jsonWriter } from "./json-writer.ts";
+import { S1Record, S2Record } from "./model.ts";
 
 /** A row as drizzle maps it (bigints) or as the driver gives it (decimal strings). */
 export type CitizenRow = StakedCitizen | Raw<StakedCitizen>;
@@ -116,53 +119,56 @@ function figuresGivePoints(row: CitizenRow): boolean {
   return base === BigInt(row.totalPoints) - BigInt(row.bytesPoints);
 }
 
-const text = (value: string) => JSON.stringify(value);
-
-/**
- * The members every record starts with. Numbers are written by String(), which is what
- * JSON.stringify writes for a finite number; ids go in as their exact digits.
- */
-function common(
-  row: CitizenRow,
-  type: "s1" | "s2",
-  templates: ImageTemplates,
-  fallbackName: string,
-): string {
-  const id = String(row.citizenId);
-  const url = image(templates[type], id, row.image);
-  return (
-    `{"id":"${id}","type":"${type}","name":${text(row.name || `${fallbackName} #${id}`)}` +
-    (url === undefined ? "" : `,"image":${text(url)}`) +
-    `,"itemCache":{"id":${row.itemCacheId}},"land":{"id":${row.landDeedId}}` +
-    `,"timelock":{"time":${Number(row.timelockDuration)},"multiplier":${Number(row.timelockMultiplier)}` +
-    `,"endTime":${Number(row.timelockEndTime)},"timeFormatted":${text(formatDuration(row.timelockDuration))}}` +
-    `,"bytes":{"staked":${weiToBytes(row.stakedBytes)},"points":${Number(row.bytesPoints)}}` +
-    `,"totalPoints":${Number(row.totalPoints)}`
-  );
-}
-
-function inferred(row: CitizenRow): string {
-  const fields = inferredFields(row);
-  return fields.length === 0 ? "}" : `,"inferred":${JSON.stringify(fields)}}`;
-}
-
-/** The S2 record (model.ts S2Record) as JSON text. */
-export function s2RecordJson(row: CitizenRow, templates: ImageTemplates): string {
-  return `${common(row, "s2", templates, "Outer Citizen")},"identity":{"id":${row.identityId}}${inferred(row)}`;
+/** What every record's common members are made of, for its type and fallback name. */
+function commonSources(type: "s1" | "s2", fallbackName: string) {
+  return {
+    id: (row: CitizenRow) => String(row.citizenId),
+    name: (row: CitizenRow) => row.name || `${fallbackName} #${row.citizenId}`,
+    image: (row: CitizenRow, templates: ImageTemplates) =>
+      image(templates[type], String(row.citizenId), row.image),
+    itemCache: { id: (row: CitizenRow) => row.itemCacheId },
+    land: { id: (row: CitizenRow) => row.landDeedId },
+    timelock: {
+      time: (row: CitizenRow) => Number(row.timelockDuration),
+      multiplier: (row: CitizenRow) => Number(row.timelockMultiplier),
+      endTime: (row: CitizenRow) => Number(row.timelockEndTime),
+      timeFormatted: (row: CitizenRow) => formatDuration(row.timelockDuration),
+    },
+    bytes: {
+      staked: (row: CitizenRow) => weiToBytes(row.stakedBytes),
+      points: (row: CitizenRow) => Number(row.bytesPoints),
+    },
+    totalPoints: (row: CitizenRow) => Number(row.totalPoints),
+    inferred: (row: CitizenRow) => {
+      const fields = inferredFields(row);
+      return fields.length === 0 ? undefined : fields;
+    },
+  };
 }
 
 /** The S1 record (model.ts S1Record) as JSON text. */
-export function s1RecordJson(row: CitizenRow, templates: ImageTemplates): string {
-  return (
-    common(row, "s1", templates, "Citizen") +
-    `,"identity":{"id":${row.identityId},"creditYield":${text(row.creditYield ?? "")}` +
-    `,"points":${Number(row.identityPoints ?? 0)}}` +
-    `,"vault":{"id":${row.vaultId ?? 0},"creditMultiplier":${text(row.vaultCreditMultiplier ?? "None")}` +
-    `,"multiplier":${Number(row.vaultMultiplier ?? 100)}}` +
-    `,"isHand":${row.isHand ?? false},"stakedVaultId":${row.stakedVaultId ?? 0}` +
-    `,"hasVault":${row.hasVault ?? false}${inferred(row)}`
-  );
-}
+export const s1RecordJson = jsonWriter<typeof S1Record, CitizenRow, ImageTemplates>(S1Record, {
+  ...commonSources("s1", "Citizen"),
+  identity: {
+    id: (row: CitizenRow) => row.identityId,
+    creditYield: (row: CitizenRow) => row.creditYield ?? "",
+    points: (row: CitizenRow) => Number(row.identityPoints ?? 0),
+  },
+  vault: {
+    id: (row: CitizenRow) => row.vaultId ?? 0n,
+    creditMultiplier: (row: CitizenRow) => row.vaultCreditMultiplier ?? "None",
+    multiplier: (row: CitizenRow) => Number(row.vaultMultiplier ?? 100),
+  },
+  isHand: (row: CitizenRow) => row.isHand ?? false,
+  stakedVaultId: (row: CitizenRow) => row.stakedVaultId ?? 0n,
+  hasVault: (row: CitizenRow) => row.hasVault ?? false,
+});
+
+/** The S2 record (model.ts S2Record) as JSON text. */
+export const s2RecordJson = jsonWriter<typeof S2Record, CitizenRow, ImageTemplates>(S2Record, {
+  ...commonSources("s2", "Outer Citizen"),
+  identity: { id: (row: CitizenRow) => row.identityId },
+});
 
 export function recordJson(row: CitizenRow, templates: ImageTemplates): string {
   return row.season === 2 ? s2RecordJson(row, templates) : s1RecordJson(row, templates);

@@ -1,7 +1,7 @@
 /**
  * Reads of staked citizens: one prepared statement per request, which also checks the request's
  * token and answers the indexed block and data version (one round trip). An as-of read (`at`)
- * reads the same columns from `staked_citizens_of_wallet_at(block, wallet)` (migration 0011: index
+ * reads the same columns from `staked_citizens_of_wallet_at(block, wallet)` (db/functions/: index
  * lookups in the staked-citizen history, inlined into the statement) instead of the table, and
  * its statement also answers the available range and the finality boundary.
  */
@@ -60,7 +60,7 @@ export function createCitizensService(db: Database, reads: Reads) {
   const token = tokenSource(db);
   const history = historySource(db);
   /**
-   * The wallet's rows after the requested block (migration 0011's staked_citizens_of_wallet_at,
+   * The wallet's rows after the requested block (staked_citizens_of_wallet_at, db/functions/,
    * which Postgres inlines into the statement: one GiST lookup and two primary-key joins), with
    * the table's columns. The function does not check the block itself: the statement joins its
    * rows only when the block lies between the first staker event and the same statement's
