@@ -34,8 +34,8 @@ import { mainnetStakerAbi as stakerAbi } from "../contracts/generated/MainnetSta
 import { staticCallBatchAbi } from "../contracts/generated/StaticCallBatch.ts";
 import { createDatabase } from "../db/client.ts";
 import { identityAbi, s1CitizenAbi, s2CitizenAbi, vaultAbi } from "../indexer/chain/token-abis.ts";
+import { fetchRange } from "../indexer/fetch/fetch-range.ts";
 import { createIndexer } from "../indexer/indexer.ts";
-import { fetchRange } from "../indexer/jobs/fetch-range.ts";
 import { createScratchDatabase } from "../scratch/database.ts";
 import { createScratchRedisPrefix } from "../scratch/redis.ts";
 import type { BenchAnvil } from "./support/anvil-process.ts";

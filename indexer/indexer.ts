@@ -12,21 +12,21 @@ import { discoverContracts } from "./chain/contracts.ts";
 import { readChainTip } from "./chain/finality.ts";
 import { LogRangeGovernor } from "./chain/logs.ts";
 import { RequestBudget } from "./chain/request-budget.ts";
-import { ClaimedCitizenReads } from "./jobs/citizen-claims.ts";
-import { CitizenReadCache } from "./jobs/citizen-read-cache.ts";
-import { EventBudget } from "./jobs/event-budget.ts";
-import { isLostLock } from "./jobs/job-worker.ts";
-import { createMetadataRefresher } from "./jobs/metadata-refresh.ts";
-import { createQueues, readOnlyQueues } from "./jobs/queues.ts";
+import { createChunkWorkers } from "./chunk-workers/chunk-workers.ts";
+import { ClaimedCitizenReads } from "./chunk-workers/citizen-claims.ts";
+import { EventBudget } from "./chunk-workers/event-budget.ts";
+import { CitizenReadCache } from "./fetch/citizen-read-cache.ts";
+import { createFollowLease, readFollowLease } from "./follower/follow-lease.ts";
+import { createFollower } from "./follower/follower.ts";
+import { createMetadataRefresher } from "./metadata-refresher/metadata-refresh.ts";
 import { createIndexerMetrics, type IndexerMetrics } from "./metrics.ts";
-import { createBackfillQueue } from "./roles/backfill-queue.ts";
-import { createChunkWorkers } from "./roles/chunk-workers.ts";
-import { createFollowLease, readFollowLease } from "./roles/follow-lease.ts";
-import { createFollower } from "./roles/follower.ts";
-import { createHandClaimSettler } from "./roles/hand-claims.ts";
-import { createHealthRecords } from "./roles/health.ts";
-import { createReconciler } from "./roles/reconciler.ts";
-import { createRpcReport } from "./roles/rpc-report.ts";
+import { createBackfillQueue } from "./operator/backfill-queue.ts";
+import { createHandClaimSettler } from "./operator/hand-claims.ts";
+import { isLostLock } from "./queues/job-worker.ts";
+import { createQueues, readOnlyQueues } from "./queues/queues.ts";
+import { createReconciler } from "./reconciler/reconciler.ts";
+import { createHealthRecords } from "./reports/health.ts";
+import { createRpcReport } from "./reports/rpc-report.ts";
 import { createIndexerStore, type IndexerStore } from "./store/index.ts";
 
 export interface IndexerOptions {
@@ -71,7 +71,8 @@ export interface IndexerOptions {
 
 /**
  * Builds one indexer process: the chain client, the store and the queues, wired into one
- * factory per role (`roles/`, and the metadata refresher in `jobs/`); `start` starts the
+ * factory per role (one folder each: `follower/`, `chunk-workers/`, `reconciler/`,
+ * `metadata-refresher/`, `reports/`, `operator/`); `start` starts the
  * workers. Everything it keeps is in Postgres and Redis, so any number of these can run.
  */
 export async function createIndexer(options: IndexerOptions) {

@@ -6,7 +6,7 @@
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import { withTimeout } from "../lib/with-timeout.ts";
 import type { RpcObserver } from "./chain/client.ts";
-import type { LogCheck } from "./jobs/fetch-range.ts";
+import type { LogCheck } from "./fetch/fetch-range.ts";
 
 /** What a scrape reads: the checkpoint, the chain tip, table counts and queue depths. */
 export interface ScrapeSources {

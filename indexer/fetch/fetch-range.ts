@@ -23,13 +23,13 @@ import { behindAs } from "../chain/node-behind.ts";
 import { readStakes, tryReadStakes } from "../chain/stake-reads.ts";
 import { checkStakerTransfersLogged, fetchStakerTransfers } from "../chain/transfer-check.ts";
 import { ViewMemo } from "../chain/view-memo.ts";
+import type { CitizenReads } from "../chunk-workers/citizen-claims.ts";
 import { citizenRowOf } from "../project/citizen-row.ts";
 import { type Season, toEventRow } from "../project/event-rows.ts";
 import { readBlocks, type StakeContext, stakeContexts } from "../project/stake-context.ts";
 import { AmbiguousHandClaim, buildCitizenStake } from "../project/stake-facts.ts";
 import { proveStake } from "../project/stake-proof.ts";
 import type { IndexerStore, RangeWrite } from "../store/index.ts";
-import type { CitizenReads } from "./citizen-claims.ts";
 import { explainConfigurations } from "./stake-configuration.ts";
 
 export interface RangeIndexerDeps {

@@ -11,11 +11,11 @@ import { APPLICATION_NAME } from "../../db/client.ts";
 import { isConnectionFailure } from "../../lib/connection-checks.ts";
 import { errorSummary } from "../../lib/log.ts";
 import { isTransientRpcFailure } from "../../lib/rpc-failures.ts";
-import { CitizenReadCache } from "../jobs/citizen-read-cache.ts";
-import { type FollowDeps, type FollowSettings, followTick } from "../jobs/follow.ts";
-import { createJobWorker } from "../jobs/job-worker.ts";
-import { FOLLOW_SCHEDULER_ID, QUEUE } from "../jobs/queues.ts";
-import { type HealthRecords, isFatal } from "./health.ts";
+import { CitizenReadCache } from "../fetch/citizen-read-cache.ts";
+import { createJobWorker } from "../queues/job-worker.ts";
+import { FOLLOW_SCHEDULER_ID, QUEUE } from "../queues/queues.ts";
+import { type HealthRecords, isFatal } from "../reports/health.ts";
+import { type FollowDeps, type FollowSettings, followTick } from "./follow.ts";
 
 /**
  * How often the follower puts its scheduler back. A Redis that lost its keys loses the

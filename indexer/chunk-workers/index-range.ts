@@ -1,9 +1,9 @@
 import type { Logger } from "pino";
 import { readChainTip } from "../chain/finality.ts";
+import { fetchRange, type RangeIndexerDeps } from "../fetch/fetch-range.ts";
 import { resolveLinkConflict } from "../reorg/divergence.ts";
 import { type Indexed, LinkConflict, type RangeWrite } from "../store/index.ts";
 import type { EventBudget } from "./event-budget.ts";
-import { fetchRange, type RangeIndexerDeps } from "./fetch-range.ts";
 
 export interface IndexRangeRequest {
   from: bigint;

@@ -2,11 +2,11 @@ import type { Logger } from "pino";
 import { type ChainTip, readChainTip } from "../chain/finality.ts";
 import { StakerLogsMissing } from "../chain/missing-logs.ts";
 import { NodeBehind } from "../chain/node-behind.ts";
+import { fetchRange, type RangeIndexerDeps, ReorgDetected } from "../fetch/fetch-range.ts";
+import { enqueueRange, type Queues } from "../queues/queues.ts";
+import { requeueLostRanges } from "../reconciler/reconcile.ts";
 import { RangeStale, resolveLinkConflict, rollBackOrphans } from "../reorg/divergence.ts";
 import { type Checkpoint, CheckpointMoved, LinkConflict } from "../store/index.ts";
-import { fetchRange, type RangeIndexerDeps, ReorgDetected } from "./fetch-range.ts";
-import { enqueueRange, type Queues } from "./queues.ts";
-import { requeueLostRanges } from "./reconcile.ts";
 
 export interface FollowSettings {
   chunkSize: number;
