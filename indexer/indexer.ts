@@ -157,6 +157,7 @@ export async function createIndexer(options: IndexerOptions) {
     contracts,
     governor,
     checkNode,
+    knownCitizens: store.knownCitizens,
     citizenReads,
     eventBudget,
     queues,

@@ -2,15 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
 import type { Season } from "../../lib/vocabulary.ts";
 import type { CitizenKey, CitizenReading } from "../chain/citizen-reads.ts";
-import { CitizenReadCache } from "../fetch/citizen-read-cache.ts";
-
-/** Reads the citizens a chunk needs; `readMissing` is how the chain is asked. */
-export interface CitizenReads {
-  read(
-    keys: readonly CitizenKey[],
-    readMissing: (keys: CitizenKey[]) => Promise<CitizenReading[]>,
-  ): Promise<CitizenReading[]>;
-}
+import { CitizenReadCache, type CitizenReads } from "../fetch/citizen-read-cache.ts";
 
 export interface CitizenClaimTimes {
   /**

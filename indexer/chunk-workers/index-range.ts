@@ -1,8 +1,8 @@
 import type { Logger } from "pino";
 import { readChainTip } from "../chain/finality.ts";
-import { fetchRange, type RangeIndexerDeps } from "../fetch/fetch-range.ts";
+import { type FetchDeps, fetchRange } from "../fetch/fetch-range.ts";
 import { resolveLinkConflict } from "../reorg/divergence.ts";
-import { type Indexed, LinkConflict, type RangeWrite } from "../store/index.ts";
+import { type Indexed, type IndexerStore, LinkConflict, type RangeWrite } from "../store/index.ts";
 import type { EventBudget } from "./event-budget.ts";
 
 export interface IndexRangeRequest {
@@ -12,7 +12,8 @@ export interface IndexRangeRequest {
   replace?: boolean;
 }
 
-export type ChunkDeps = RangeIndexerDeps & {
+export type ChunkDeps = FetchDeps & {
+  store: IndexerStore;
   log: Logger;
   finalityDepth?: number;
   /** The events this process's chunk jobs may work on at once. */

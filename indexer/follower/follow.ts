@@ -2,11 +2,16 @@ import type { Logger } from "pino";
 import { type ChainTip, readChainTip } from "../chain/finality.ts";
 import { StakerLogsMissing } from "../chain/missing-logs.ts";
 import { NodeBehind } from "../chain/node-behind.ts";
-import { fetchRange, type RangeIndexerDeps, ReorgDetected } from "../fetch/fetch-range.ts";
+import { type FetchDeps, fetchRange, ReorgDetected } from "../fetch/fetch-range.ts";
 import { enqueueRange, type Queues } from "../queues/queues.ts";
 import { requeueLostRanges } from "../reconciler/reconcile.ts";
 import { RangeStale, resolveLinkConflict, rollBackOrphans } from "../reorg/divergence.ts";
-import { type Checkpoint, CheckpointMoved, LinkConflict } from "../store/index.ts";
+import {
+  type Checkpoint,
+  CheckpointMoved,
+  type IndexerStore,
+  LinkConflict,
+} from "../store/index.ts";
 
 export interface FollowSettings {
   chunkSize: number;
@@ -22,7 +27,7 @@ export class ChunkJobsParked extends Error {
   override name = "ChunkJobsParked";
 }
 
-export type FollowDeps = RangeIndexerDeps & { queues: Queues; log: Logger };
+export type FollowDeps = FetchDeps & { store: IndexerStore; queues: Queues; log: Logger };
 
 /**
  * One step of following the head, in the finality split: blocks at or below the finality
@@ -137,7 +142,7 @@ async function followFrom(
 }
 
 async function schedule(
-  deps: { store: RangeIndexerDeps["store"]; queues: Queues },
+  deps: { store: IndexerStore; queues: Queues },
   after: bigint,
   to: bigint,
   chunkSize: number,
