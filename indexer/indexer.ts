@@ -16,6 +16,7 @@ import { createChunkWorkers } from "./chunk-workers/chunk-workers.ts";
 import { ClaimedCitizenReads } from "./chunk-workers/citizen-claims.ts";
 import { EventBudget } from "./chunk-workers/event-budget.ts";
 import { CitizenReadCache } from "./fetch/citizen-read-cache.ts";
+import { createFetchStage } from "./fetch/fetch-range.ts";
 import { createFollowLease, readFollowLease } from "./follower/follow-lease.ts";
 import { createFollower } from "./follower/follower.ts";
 import { createMetadataRefresher } from "./metadata-refresher/metadata-refresh.ts";
@@ -149,16 +150,20 @@ export async function createIndexer(options: IndexerOptions) {
     {},
     new CitizenReadCache(eventBudget.limit),
   );
-  const deps = {
+  const fetchDeps = {
     client,
     logClient,
     receiptsClient,
-    store,
     contracts,
     governor,
     checkNode,
     knownCitizens: store.knownCitizens,
     citizenReads,
+  };
+  const deps = {
+    ...fetchDeps,
+    fetch: createFetchStage(fetchDeps),
+    store,
     eventBudget,
     queues,
     log,

@@ -163,3 +163,14 @@ export async function fetchRange(deps: FetchDeps, request: FetchRequest): Promis
 
 const isCitizenStake = (event: StakerEventRow) =>
   event.event === "Stake" && isCitizenAsset(event.assetType);
+
+/** The fetch stage as the roles hold it: a range in, its rows out; `admitEvents` per call. */
+export type FetchStage = (
+  request: FetchRequest,
+  options?: Pick<FetchDeps, "admitEvents">,
+) => Promise<FetchedRange>;
+
+/** Builds the fetch stage once from what it is handed (see FetchDeps). */
+export function createFetchStage(deps: FetchDeps): FetchStage {
+  return (request, options) => fetchRange({ ...deps, ...options }, request);
+}
