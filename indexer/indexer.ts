@@ -4,13 +4,12 @@ import { nodeFailure } from "../lib/connection-checks.ts";
 import { logger } from "../lib/log.ts";
 import { createOutageReporter, type ErrorSource } from "../lib/outages.ts";
 import { openRedis, type RedisTarget, redisVariable } from "../lib/redis.ts";
-import { MAX_RECEIPTS_ANSWER_BYTES } from "./chain/block-receipts.ts";
 import { ChainMismatch, readChainId } from "./chain/chain-id.ts";
 import type { CheckNode } from "./chain/check-node.ts";
-import { createChainClient } from "./chain/client.ts";
 import { discoverContracts } from "./chain/contracts.ts";
 import { readChainTip } from "./chain/finality.ts";
 import { LogRangeGovernor } from "./chain/logs.ts";
+import { createNodeClients } from "./chain/node-clients.ts";
 import { RequestBudget } from "./chain/request-budget.ts";
 import { createChunkWorkers } from "./chunk-workers/chunk-workers.ts";
 import { ClaimedCitizenReads } from "./chunk-workers/citizen-claims.ts";
@@ -83,21 +82,8 @@ export async function createIndexer(options: IndexerOptions) {
     options.rpcMaxRequestsPerSecond === undefined
       ? undefined
       : new RequestBudget(options.rpcMaxRequestsPerSecond);
-  const client = createChainClient(options.rpcUrl, {
+  const { client, logClient, receiptsClient } = createNodeClients(options.rpcUrl, {
     timeoutMs: options.rpcTimeoutMs,
-    observer: metrics.rpc,
-    budget,
-  });
-  const logClient = createChainClient(options.rpcUrl, {
-    timeoutMs: options.rpcTimeoutMs,
-    jsonRpcBatch: false,
-    observer: metrics.rpc,
-    budget,
-  });
-  const receiptsClient = createChainClient(options.rpcUrl, {
-    timeoutMs: options.rpcTimeoutMs,
-    jsonRpcBatch: false,
-    maxAnswerBytes: MAX_RECEIPTS_ANSWER_BYTES,
     observer: metrics.rpc,
     budget,
   });
@@ -341,27 +327,11 @@ async function openCheckNode(
     options.rpcMaxRequestsPerSecond === undefined
       ? undefined
       : new RequestBudget(options.rpcMaxRequestsPerSecond);
-  const client = createChainClient(url, { timeoutMs: options.rpcTimeoutMs, budget });
-  const logClient = createChainClient(url, {
-    timeoutMs: options.rpcTimeoutMs,
-    jsonRpcBatch: false,
-    budget,
-  });
-  const receiptsClient = createChainClient(url, {
-    timeoutMs: options.rpcTimeoutMs,
-    jsonRpcBatch: false,
-    maxAnswerBytes: MAX_RECEIPTS_ANSWER_BYTES,
-    budget,
-  });
+  const clients = createNodeClients(url, { timeoutMs: options.rpcTimeoutMs, budget });
   // Named for the operator: a check node that does not answer is waited for at start-up (as
   // RPC_URL is), one that refuses stops the process, either way naming RPC_CHECK_URL.
-  await readChainId(client, chainId, "RPC_CHECK_URL").catch((error: unknown) => {
+  await readChainId(clients.client, chainId, "RPC_CHECK_URL").catch((error: unknown) => {
     throw error instanceof ChainMismatch ? error : nodeFailure("RPC_CHECK_URL", error);
   });
-  return {
-    client,
-    logClient,
-    receiptsClient,
-    governor: new LogRangeGovernor(options.maxLogRange),
-  };
+  return { ...clients, governor: new LogRangeGovernor(options.maxLogRange) };
 }

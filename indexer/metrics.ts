@@ -240,7 +240,7 @@ export function createIndexerMetrics() {
     waitedForNode(queue: string) {
       nodeBehindWaits.inc({ queue });
     },
-    /** What a job's missing-log check did (fetch-range.ts's LogCheck), in blocks. */
+    /** What a job's missing-log check did (fetch/checked-logs.ts's LogCheck), in blocks. */
     logsChecked(queue: string, check: LogCheck) {
       logChecks.inc({ queue, outcome: "asked_again" }, check.askedAgain);
       logChecks.inc({ queue, outcome: "receipts_checked" }, check.receiptsChecked);
