@@ -14,8 +14,8 @@ import {
   checkStakerTransfersLogged,
   fetchStakerTransfers,
 } from "../indexer/chain/transfer-check.ts";
+import { fetchRange } from "../indexer/fetch/fetch-range.ts";
 import { createIndexer } from "../indexer/indexer.ts";
-import { fetchRange } from "../indexer/jobs/fetch-range.ts";
 import { createScratchDatabase } from "../scratch/database.ts";
 import { createScratchRedisPrefix } from "../scratch/redis.ts";
 import { startRpcProxy } from "./support/rpc-proxy.ts";

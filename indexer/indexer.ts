@@ -4,29 +4,29 @@ import { nodeFailure } from "../lib/connection-checks.ts";
 import { logger } from "../lib/log.ts";
 import { createOutageReporter, type ErrorSource } from "../lib/outages.ts";
 import { openRedis, type RedisTarget, redisFullRefusals, redisVariable } from "../lib/redis.ts";
-import { MAX_RECEIPTS_ANSWER_BYTES } from "./chain/block-receipts.ts";
 import { ChainMismatch, readChainId } from "./chain/chain-id.ts";
 import type { CheckNode } from "./chain/check-node.ts";
-import { createChainClient } from "./chain/client.ts";
 import { discoverContracts } from "./chain/contracts.ts";
 import { readChainTip } from "./chain/finality.ts";
 import { LogRangeGovernor } from "./chain/logs.ts";
+import { createNodeClients } from "./chain/node-clients.ts";
 import { RequestBudget } from "./chain/request-budget.ts";
-import { ClaimedCitizenReads } from "./jobs/citizen-claims.ts";
-import { CitizenReadCache } from "./jobs/citizen-read-cache.ts";
-import { EventBudget } from "./jobs/event-budget.ts";
-import { createLostLockReporter } from "./jobs/job-worker.ts";
-import { createMetadataRefresher } from "./jobs/metadata-refresh.ts";
-import { createQueues, readOnlyQueues } from "./jobs/queues.ts";
+import { createChunkWorkers } from "./chunk-workers/chunk-workers.ts";
+import { ClaimedCitizenReads } from "./chunk-workers/citizen-claims.ts";
+import { EventBudget } from "./chunk-workers/event-budget.ts";
+import { CitizenReadCache } from "./fetch/citizen-read-cache.ts";
+import { createFetchStage } from "./fetch/fetch-range.ts";
+import { createFollowLease, readFollowLease } from "./follower/follow-lease.ts";
+import { createFollower } from "./follower/follower.ts";
+import { createMetadataRefresher } from "./metadata-refresher/metadata-refresh.ts";
 import { createIndexerMetrics, type IndexerMetrics } from "./metrics.ts";
-import { createBackfillQueue } from "./roles/backfill-queue.ts";
-import { createChunkWorkers } from "./roles/chunk-workers.ts";
-import { createFollowLease, readFollowLease } from "./roles/follow-lease.ts";
-import { createFollower } from "./roles/follower.ts";
-import { createHandClaimSettler } from "./roles/hand-claims.ts";
-import { createHealthRecords } from "./roles/health.ts";
-import { createReconciler } from "./roles/reconciler.ts";
-import { createRpcReport } from "./roles/rpc-report.ts";
+import { createBackfillQueue } from "./operator/backfill-queue.ts";
+import { createHandClaimSettler } from "./operator/hand-claims.ts";
+import { createLostLockReporter } from "./queues/job-worker.ts";
+import { createQueues, readOnlyQueues } from "./queues/queues.ts";
+import { createReconciler } from "./reconciler/reconciler.ts";
+import { createHealthRecords } from "./reports/health.ts";
+import { createRpcReport } from "./reports/rpc-report.ts";
 import { createIndexerStore, type IndexerStore } from "./store/index.ts";
 
 export interface IndexerOptions {
@@ -71,7 +71,8 @@ export interface IndexerOptions {
 
 /**
  * Builds one indexer process: the chain client, the store and the queues, wired into one
- * factory per role (`roles/`, and the metadata refresher in `jobs/`); `start` starts the
+ * factory per role (one folder each: `follower/`, `chunk-workers/`, `reconciler/`,
+ * `metadata-refresher/`, `reports/`, `operator/`); `start` starts the
  * workers. Everything it keeps is in Postgres and Redis, so any number of these can run.
  */
 export async function createIndexer(options: IndexerOptions) {
@@ -81,21 +82,8 @@ export async function createIndexer(options: IndexerOptions) {
     options.rpcMaxRequestsPerSecond === undefined
       ? undefined
       : new RequestBudget(options.rpcMaxRequestsPerSecond);
-  const client = createChainClient(options.rpcUrl, {
+  const { client, logClient, receiptsClient } = createNodeClients(options.rpcUrl, {
     timeoutMs: options.rpcTimeoutMs,
-    observer: metrics.rpc,
-    budget,
-  });
-  const logClient = createChainClient(options.rpcUrl, {
-    timeoutMs: options.rpcTimeoutMs,
-    jsonRpcBatch: false,
-    observer: metrics.rpc,
-    budget,
-  });
-  const receiptsClient = createChainClient(options.rpcUrl, {
-    timeoutMs: options.rpcTimeoutMs,
-    jsonRpcBatch: false,
-    maxAnswerBytes: MAX_RECEIPTS_ANSWER_BYTES,
     observer: metrics.rpc,
     budget,
   });
@@ -155,15 +143,20 @@ export async function createIndexer(options: IndexerOptions) {
     {},
     new CitizenReadCache(eventBudget.limit),
   );
-  const deps = {
+  const fetchDeps = {
     client,
     logClient,
     receiptsClient,
-    store,
     contracts,
     governor,
     checkNode,
+    knownCitizens: store.knownCitizens,
     citizenReads,
+  };
+  const deps = {
+    ...fetchDeps,
+    fetch: createFetchStage(fetchDeps),
+    store,
     eventBudget,
     queues,
     log,
@@ -341,27 +334,11 @@ async function openCheckNode(
     options.rpcMaxRequestsPerSecond === undefined
       ? undefined
       : new RequestBudget(options.rpcMaxRequestsPerSecond);
-  const client = createChainClient(url, { timeoutMs: options.rpcTimeoutMs, budget });
-  const logClient = createChainClient(url, {
-    timeoutMs: options.rpcTimeoutMs,
-    jsonRpcBatch: false,
-    budget,
-  });
-  const receiptsClient = createChainClient(url, {
-    timeoutMs: options.rpcTimeoutMs,
-    jsonRpcBatch: false,
-    maxAnswerBytes: MAX_RECEIPTS_ANSWER_BYTES,
-    budget,
-  });
+  const clients = createNodeClients(url, { timeoutMs: options.rpcTimeoutMs, budget });
   // Named for the operator: a check node that does not answer is waited for at start-up (as
   // RPC_URL is), one that refuses stops the process, either way naming RPC_CHECK_URL.
-  await readChainId(client, chainId, "RPC_CHECK_URL").catch((error: unknown) => {
+  await readChainId(clients.client, chainId, "RPC_CHECK_URL").catch((error: unknown) => {
     throw error instanceof ChainMismatch ? error : nodeFailure("RPC_CHECK_URL", error);
   });
-  return {
-    client,
-    logClient,
-    receiptsClient,
-    governor: new LogRangeGovernor(options.maxLogRange),
-  };
+  return { ...clients, governor: new LogRangeGovernor(options.maxLogRange) };
 }

@@ -6,7 +6,7 @@
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import { withTimeout } from "../lib/with-timeout.ts";
 import type { RpcObserver } from "./chain/client.ts";
-import type { LogCheck } from "./jobs/fetch-range.ts";
+import type { LogCheck } from "./fetch/fetch-range.ts";
 
 /** What a scrape reads: the checkpoint, the chain tip, table counts and queue depths. */
 export interface ScrapeSources {
@@ -240,7 +240,7 @@ export function createIndexerMetrics() {
     waitedForNode(queue: string) {
       nodeBehindWaits.inc({ queue });
     },
-    /** What a job's missing-log check did (fetch-range.ts's LogCheck), in blocks. */
+    /** What a job's missing-log check did (fetch/checked-logs.ts's LogCheck), in blocks. */
     logsChecked(queue: string, check: LogCheck) {
       logChecks.inc({ queue, outcome: "asked_again" }, check.askedAgain);
       logChecks.inc({ queue, outcome: "receipts_checked" }, check.receiptsChecked);

@@ -10,7 +10,7 @@ import { createBullBoard } from "@bull-board/api";
 import { BullMQAdapter } from "@bull-board/api/bullMQAdapter";
 import { ElysiaAdapter } from "@bull-board/elysia";
 import { Elysia } from "elysia";
-import type { Queues } from "../indexer/jobs/queues.ts";
+import type { Queues } from "../indexer/queues/queues.ts";
 import { EXCLUSIVE_PORT, explainListenError } from "../lib/listen.ts";
 
 export interface BoardCredentials {

@@ -1,7 +1,7 @@
 import { SingleBar } from "cli-progress";
 import type { Indexer } from "../indexer/indexer.ts";
-import { chunkJobId } from "../indexer/jobs/queues.ts";
-import { isParked } from "../indexer/jobs/reconcile.ts";
+import { chunkJobId } from "../indexer/queues/queues.ts";
+import { isParked } from "../indexer/reconciler/reconcile.ts";
 import { splitRange } from "../indexer/store/ranges.ts";
 
 /** The backfill or reindex cannot finish: a chunk job failed with an error no retry fixes. */

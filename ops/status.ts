@@ -6,9 +6,9 @@
  * so no Redis key is created.
  */
 import type { ChainTip } from "../indexer/chain/finality.ts";
-import type { Queues } from "../indexer/jobs/queues.ts";
-import { isParked, isWrittenChunk } from "../indexer/jobs/reconcile.ts";
-import type { readFollowLease } from "../indexer/roles/follow-lease.ts";
+import type { readFollowLease } from "../indexer/follower/follow-lease.ts";
+import type { Queues } from "../indexer/queues/queues.ts";
+import { isParked, isWrittenChunk } from "../indexer/reconciler/reconcile.ts";
 import type { IndexerStore } from "../indexer/store/index.ts";
 import { redactSecrets } from "../lib/error-cause.ts";
 import { failureLine } from "../lib/fail.ts";

@@ -6,7 +6,7 @@
  */
 import { Command, CommanderError } from "commander";
 import { ChainMismatch } from "../indexer/chain/chain-id.ts";
-import { BackfillLeavesGap, RangeAboveFinality } from "../indexer/roles/backfill-queue.ts";
+import { BackfillLeavesGap, RangeAboveFinality } from "../indexer/operator/backfill-queue.ts";
 import { failAndExit } from "../lib/fail.ts";
 import { exitOnSignal } from "../lib/shutdown.ts";
 

@@ -32,7 +32,7 @@ import {
 import { createDevnetClient } from "../devnet/client.ts";
 import { deployDevnet, writeDeploymentFile } from "../devnet/deploy.ts";
 import { Scenario, scenarioBlocks } from "../devnet/scenario.ts";
-import { createQueues } from "../indexer/jobs/queues.ts";
+import { createQueues } from "../indexer/queues/queues.ts";
 import { config } from "../lib/config.ts";
 import { failureLine } from "../lib/fail.ts";
 import { openRedis } from "../lib/redis.ts";

@@ -6,7 +6,8 @@
 import { and, asc, eq, getTableColumns, lte, sql } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
 import { citizens, type ReadFailureRow, readFailures } from "../../db/schema.ts";
-import { type CitizenKeyRow, recompute, type Transaction } from "./projection.ts";
+import type { WriterDeps } from "./checkpoint.ts";
+import { type CitizenKeyRow, recompute } from "./projection.ts";
 
 /** A name and image read at the head: written, and any recorded failure of the citizen cleared. */
 export interface MetadataUpdate {
@@ -45,15 +46,6 @@ export interface PostponedReadFailure extends CitizenKeyRow {
   blockNumber: bigint;
   attempts: number;
   retryAt: Date;
-}
-
-/** What the metadata writes share with the range writes: one lock, one checkpoint, one version. */
-export interface WriterDeps {
-  /** Runs `work` in a transaction under the writers' advisory lock. */
-  locked: <T>(work: (tx: Transaction) => Promise<T>) => Promise<T>;
-  checkpoint: (tx: Transaction) => Promise<{ indexedBlock: bigint } | undefined>;
-  /** Moves the served data's version (the API's ETags). */
-  markDataChanged: (tx: Transaction) => Promise<void>;
 }
 
 export function createMetadataStore(

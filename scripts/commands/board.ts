@@ -1,5 +1,5 @@
 import { type Command, InvalidArgumentError } from "commander";
-import { createQueues } from "../../indexer/jobs/queues.ts";
+import { createQueues } from "../../indexer/queues/queues.ts";
 import { ConfigError, config } from "../../lib/config.ts";
 import { Refused } from "../../lib/fail.ts";
 import { logger } from "../../lib/log.ts";

@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { enqueueRange } from "../../indexer/jobs/queues.ts";
+import { enqueueRange } from "../../indexer/queues/queues.ts";
 import { checkRange } from "../../lib/block-range.ts";
 import { config } from "../../lib/config.ts";
 import { logger } from "../../lib/log.ts";

@@ -18,7 +18,7 @@ import postgres from "postgres";
 import { type Address, createPublicClient, formatUnits, http } from "viem";
 import { mainnetStakerAbi as stakerAbi } from "../../contracts/generated/MainnetStaker.ts";
 import { freePort } from "../../devnet/anvil.ts";
-import { QUEUE } from "../../indexer/jobs/queues.ts";
+import { QUEUE } from "../../indexer/queues/queues.ts";
 import { runProcess } from "../support/commands.ts";
 
 const REPO_ROOT = join(import.meta.dir, "..", "..");

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { UnrecoverableError, Worker } from "bullmq";
 import type { Redis } from "ioredis";
-import { createQueues, enqueueRange, QUEUE, type Queues } from "../../indexer/jobs/queues.ts";
+import { createQueues, enqueueRange, QUEUE, type Queues } from "../../indexer/queues/queues.ts";
 import { PortInUse } from "../../lib/listen.ts";
 import { openRedis } from "../../lib/redis.ts";
 import { type Board, boardRequestAllowed, startBoard } from "../../ops/board.ts";

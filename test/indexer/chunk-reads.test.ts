@@ -12,7 +12,7 @@ import { neoTokyoStakerAbi, vaultAbi } from "../../contracts/generated/index.ts"
 import { type CitizenStakeRow, citizenStakes } from "../../db/schema.ts";
 import { DAY, STAKER_ASSET_ID } from "../../devnet/settings.ts";
 import { stakeCalldata } from "../../devnet/staking-calls.ts";
-import { fetchRange } from "../../indexer/jobs/fetch-range.ts";
+import { fetchRange } from "../../indexer/fetch/fetch-range.ts";
 import { verifyAgainstChain } from "../../ops/verify.ts";
 import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
 import { startDevnetIndexer, type TestIndexer } from "../support/indexer.ts";

@@ -3,7 +3,10 @@ import { startRpcProxy } from "../../bench/support/rpc-proxy.ts";
 import { functionNames } from "../../bench/support/view-calls.ts";
 import { type CitizenKey, readCitizens } from "../../indexer/chain/citizen-reads.ts";
 import { s1CitizenAbi, s2CitizenAbi } from "../../indexer/chain/token-abis.ts";
-import { ClaimedCitizenReads, citizenClaimKey } from "../../indexer/jobs/citizen-claims.ts";
+import {
+  ClaimedCitizenReads,
+  citizenClaimKey,
+} from "../../indexer/chunk-workers/citizen-claims.ts";
 import { openRedis } from "../../lib/redis.ts";
 import type { Season } from "../../lib/vocabulary.ts";
 import { startCommand } from "../support/commands.ts";

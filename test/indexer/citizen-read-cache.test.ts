@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import type { CitizenKey, CitizenReading } from "../../indexer/chain/citizen-reads.ts";
-import { CitizenReadCache } from "../../indexer/jobs/citizen-read-cache.ts";
+import { CitizenReadCache } from "../../indexer/fetch/citizen-read-cache.ts";
 
 const reading = (key: CitizenKey): CitizenReading => ({
   ...key,

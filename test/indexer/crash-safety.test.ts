@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SeededRandom } from "../../devnet/random.ts";
-import { chunkJobId, chunkJobOptions, enqueueRange } from "../../indexer/jobs/queues.ts";
+import { chunkJobId, chunkJobOptions, enqueueRange } from "../../indexer/queues/queues.ts";
 import { splitRange } from "../../indexer/store/ranges.ts";
 import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
 import { indexDevnet, startTestIndexer, type TestIndexer } from "../support/indexer.ts";

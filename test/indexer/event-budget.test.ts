@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { EventBudget } from "../../indexer/jobs/event-budget.ts";
+import { EventBudget } from "../../indexer/chunk-workers/event-budget.ts";
 
 /** Whether `promise` has settled after the pending callbacks ran. */
 async function settled(promise: Promise<unknown>) {

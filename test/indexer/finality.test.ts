@@ -2,11 +2,11 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { and, eq } from "drizzle-orm";
 import { type Address, createPublicClient, custom, numberToHex, type PublicClient } from "viem";
 import { indexedRanges, stakedCitizens, stakerEvents } from "../../db/schema.ts";
+import { commitRange } from "../../indexer/chunk-workers/index-range.ts";
+import { createFetchStage, fetchRange } from "../../indexer/fetch/fetch-range.ts";
+import { type FollowDeps, followTick } from "../../indexer/follower/follow.ts";
 import type { IndexerOptions } from "../../indexer/indexer.ts";
-import { fetchRange } from "../../indexer/jobs/fetch-range.ts";
-import { type FollowDeps, followTick } from "../../indexer/jobs/follow.ts";
-import { commitRange } from "../../indexer/jobs/index-range.ts";
-import { enqueueRange } from "../../indexer/jobs/queues.ts";
+import { enqueueRange } from "../../indexer/queues/queues.ts";
 import { RangeStale } from "../../indexer/reorg/divergence.ts";
 import { createApiHarness } from "../api/support.ts";
 import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
@@ -326,15 +326,17 @@ describe("reorgs at seams, after quiet stretches and below finality", () => {
           },
         }),
       });
+    const client = holding(
+      deps.client,
+      (method, params) =>
+        method === "eth_getBlockByNumber" && (params as unknown[])[0] === numberToHex(emptyBlock),
+      headerRead,
+    );
+    const logClient = holding(deps.logClient, (method) => method === "eth_getLogs", logsRead);
     const swapping: FollowDeps = {
       ...deps,
-      client: holding(
-        deps.client,
-        (method, params) =>
-          method === "eth_getBlockByNumber" && (params as unknown[])[0] === numberToHex(emptyBlock),
-        headerRead,
-      ),
-      logClient: holding(deps.logClient, (method) => method === "eth_getLogs", logsRead),
+      client,
+      fetch: createFetchStage({ ...deps, client, logClient }),
     };
     expect(await tickUntilIdle(harness, swapping)).toEqual([
       "indexed",

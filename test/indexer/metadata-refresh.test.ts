@@ -12,7 +12,10 @@ import type { Address } from "viem";
 import { s1CitizenAbi } from "../../contracts/generated/index.ts";
 import { citizens, readFailures, stakedCitizens } from "../../db/schema.ts";
 import { createChainClient } from "../../indexer/chain/client.ts";
-import { createMetadataRefresher, METADATA_QUEUE } from "../../indexer/jobs/metadata-refresh.ts";
+import {
+  createMetadataRefresher,
+  METADATA_QUEUE,
+} from "../../indexer/metadata-refresher/metadata-refresh.ts";
 import { parseTokenMetadata } from "../../indexer/project/metadata.ts";
 import { logger } from "../../lib/log.ts";
 import { openRedis } from "../../lib/redis.ts";

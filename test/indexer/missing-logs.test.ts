@@ -5,7 +5,7 @@ import { bytesTokenAbi, s1CitizenAbi } from "../../contracts/generated/index.ts"
 import { mainnetStakerAbi } from "../../contracts/generated/MainnetStaker.ts";
 import { mayHoldStakerLogs } from "../../indexer/chain/log-bloom.ts";
 import { STAKER_EVENTS } from "../../indexer/chain/staker-log-decoder.ts";
-import { fetchRange } from "../../indexer/jobs/fetch-range.ts";
+import { fetchRange } from "../../indexer/fetch/fetch-range.ts";
 import { createApiHarness } from "../api/support.ts";
 import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
 import {

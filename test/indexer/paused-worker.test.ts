@@ -4,7 +4,7 @@
  * one warning naming the job, never "REDIS_URL: unexpected error", which blames Redis.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { chunkJobId } from "../../indexer/jobs/queues.ts";
+import { chunkJobId } from "../../indexer/queues/queues.ts";
 import { startCommand } from "../support/commands.ts";
 import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
 import { startTestIndexer, type TestIndexer } from "../support/indexer.ts";

@@ -5,8 +5,8 @@
  * holds the answer) until it is killed.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { chunkJobId, enqueueRange, MAX_STALLED_COUNT } from "../../indexer/jobs/queues.ts";
-import { RECONCILE_INTERVAL_MS } from "../../indexer/roles/reconciler.ts";
+import { chunkJobId, enqueueRange, MAX_STALLED_COUNT } from "../../indexer/queues/queues.ts";
+import { RECONCILE_INTERVAL_MS } from "../../indexer/reconciler/reconciler.ts";
 import { startCommand } from "../support/commands.ts";
 import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
 import { startTestIndexer, type TestIndexer } from "../support/indexer.ts";

@@ -6,8 +6,8 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { UnrecoverableError, Worker } from "bullmq";
-import { indexRange } from "../../indexer/jobs/index-range.ts";
-import { QUEUE } from "../../indexer/jobs/queues.ts";
+import { indexRange } from "../../indexer/chunk-workers/index-range.ts";
+import { QUEUE } from "../../indexer/queues/queues.ts";
 import { openRedis } from "../../lib/redis.ts";
 import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
 import { startTestIndexer, type TestIndexer } from "../support/indexer.ts";

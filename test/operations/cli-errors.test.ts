@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type AddressInfo, createServer } from "node:net";
 import { Queue } from "bullmq";
 import { freePort } from "../../devnet/anvil.ts";
-import { QUEUE } from "../../indexer/jobs/queues.ts";
+import { QUEUE } from "../../indexer/queues/queues.ts";
 import {
   CHECK_TIMEOUT_MS,
   checkPostgres,

@@ -22,6 +22,7 @@ import { readTokenUris } from "../chain/citizen-reads.ts";
 import type { StakerContracts } from "../chain/contracts.ts";
 import { NodeBehind } from "../chain/node-behind.ts";
 import { metadataOf } from "../project/citizen-row.ts";
+import { createJobWorker } from "../queues/job-worker.ts";
 import type {
   CitizenKeyRow,
   DueReadFailure,
@@ -30,7 +31,6 @@ import type {
   PostponedReadFailure,
   StoredMetadata,
 } from "../store/index.ts";
-import { createJobWorker } from "./job-worker.ts";
 
 export const METADATA_QUEUE = "metadata";
 const SCHEDULER_ID = "metadata-refresh";

@@ -4,9 +4,9 @@
  */
 import type { Logger } from "pino";
 import { errorSummary } from "../../lib/log.ts";
-import type { Queues } from "../jobs/queues.ts";
-import { requeueLostRanges } from "../jobs/reconcile.ts";
+import type { Queues } from "../queues/queues.ts";
 import type { IndexerStore } from "../store/index.ts";
+import { requeueLostRanges } from "./reconcile.ts";
 
 /** How often every process with workers looks for lost work (see requeueLostRanges). */
 export const RECONCILE_INTERVAL_MS = 5_000;

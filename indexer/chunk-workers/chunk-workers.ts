@@ -9,11 +9,11 @@ import type { Logger } from "pino";
 import { APPLICATION_NAME } from "../../db/client.ts";
 import { errorSummary } from "../../lib/log.ts";
 import { NodeBehind } from "../chain/node-behind.ts";
-import { type ChunkDeps, indexRange } from "../jobs/index-range.ts";
-import { createJobWorker } from "../jobs/job-worker.ts";
-import { type ChunkJobData, MAX_STALLED_COUNT, QUEUE } from "../jobs/queues.ts";
-import { markUnrecoverable } from "../jobs/reconcile.ts";
-import { type HealthRecords, isFatal } from "./health.ts";
+import { createJobWorker } from "../queues/job-worker.ts";
+import { type ChunkJobData, MAX_STALLED_COUNT, QUEUE } from "../queues/queues.ts";
+import { markUnrecoverable } from "../reconciler/reconcile.ts";
+import { type HealthRecords, isFatal } from "../reports/health.ts";
+import { type ChunkDeps, indexRange } from "./index-range.ts";
 
 /** How long a chunk that met a node behind its blocks waits before it asks again. */
 const NODE_BEHIND_RETRY_MS = 2_000;

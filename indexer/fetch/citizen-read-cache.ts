@@ -7,6 +7,17 @@ import type { CitizenKey, CitizenReading } from "../chain/citizen-reads.ts";
 const DEFAULT_LIMIT = 2_000;
 
 /**
+ * Reads the citizens a fetch needs; `readMissing` is how the chain is asked. The fetch stage is
+ * handed one: this cache (the follower) or the Redis claims across processes (citizen-claims.ts).
+ */
+export interface CitizenReads {
+  read(
+    keys: readonly CitizenKey[],
+    readMissing: (keys: CitizenKey[]) => Promise<CitizenReading[]>,
+  ): Promise<CitizenReading[]>;
+}
+
+/**
  * Citizen reads shared by the chunks one process runs at once. Concurrent chunks often meet the
  * same new citizen before either has written it; its components never change, so the first
  * chunk's read serves the others (at whatever block it was made). A failed read is forgotten,
@@ -18,7 +29,7 @@ const DEFAULT_LIMIT = 2_000;
  * JSON is inline): the 20,000 kept before added about 40 MB to a worker's peak RSS over the
  * 100,000-event backfill of bench/backfill.ts.
  */
-export class CitizenReadCache {
+export class CitizenReadCache implements CitizenReads {
   private readonly entries = new Map<string, Promise<CitizenReading>>();
 
   constructor(private readonly limit = DEFAULT_LIMIT) {}

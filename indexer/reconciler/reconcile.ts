@@ -1,8 +1,8 @@
 import type { Job } from "bullmq";
 import type { Logger } from "pino";
+import { type ChunkJobData, enqueueRange, PENDING_STATES, type Queues } from "../queues/queues.ts";
 import type { IndexerStore } from "../store/index.ts";
 import { type BlockRange, subtractRanges } from "../store/ranges.ts";
-import { type ChunkJobData, enqueueRange, PENDING_STATES, type Queues } from "./queues.ts";
 
 /**
  * A chunk job whose last failure no retry fixes: it waits for an operator. Only the worker's own

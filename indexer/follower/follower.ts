@@ -11,11 +11,12 @@ import { APPLICATION_NAME } from "../../db/client.ts";
 import { isConnectionFailure } from "../../lib/connection-checks.ts";
 import { errorSummary } from "../../lib/log.ts";
 import { isTransientRpcFailure } from "../../lib/rpc-failures.ts";
-import { CitizenReadCache } from "../jobs/citizen-read-cache.ts";
-import { type FollowDeps, type FollowSettings, followTick } from "../jobs/follow.ts";
-import { createJobWorker } from "../jobs/job-worker.ts";
-import { FOLLOW_SCHEDULER_ID, QUEUE } from "../jobs/queues.ts";
-import { type HealthRecords, isFatal } from "./health.ts";
+import { CitizenReadCache } from "../fetch/citizen-read-cache.ts";
+import { createFetchStage, type FetchDeps } from "../fetch/fetch-range.ts";
+import { createJobWorker } from "../queues/job-worker.ts";
+import { FOLLOW_SCHEDULER_ID, QUEUE } from "../queues/queues.ts";
+import { type HealthRecords, isFatal } from "../reports/health.ts";
+import { type FollowDeps, type FollowSettings, followTick } from "./follow.ts";
 
 /**
  * How often the follower puts its scheduler back. A Redis that lost its keys loses the
@@ -25,7 +26,8 @@ import { type HealthRecords, isFatal } from "./health.ts";
 const FOLLOW_SCHEDULER_REFRESH_MS = 1_000;
 
 export interface FollowerDeps {
-  deps: FollowDeps;
+  /** The tick's dependencies, and what its own fetch stage is built from. */
+  deps: FollowDeps & FetchDeps;
   settings: FollowSettings;
   health: HealthRecords;
   redis: Redis;
@@ -56,7 +58,10 @@ export function createFollower({
    * above it, so they rarely meet the same citizen at once; when they do (or two followers'
    * ticks do), it is read twice: the citizens table, not the claim, is the idempotency guard.
    */
-  const followDeps: FollowDeps = { ...deps, citizenReads: new CitizenReadCache() };
+  const followDeps: FollowDeps = {
+    ...deps,
+    fetch: createFetchStage({ ...deps, citizenReads: new CitizenReadCache() }),
+  };
   let worker: Worker | undefined;
   let timer: ReturnType<typeof setInterval> | undefined;
   let stopWatchingHeads: (() => Promise<void>) | undefined;

@@ -1,9 +1,10 @@
 import type { Logger } from "pino";
+import type { PublicClient } from "viem";
 import { readChainTip } from "../chain/finality.ts";
+import type { FetchStage } from "../fetch/fetch-range.ts";
 import { resolveLinkConflict } from "../reorg/divergence.ts";
-import { type Indexed, LinkConflict, type RangeWrite } from "../store/index.ts";
+import { type Indexed, type IndexerStore, LinkConflict, type RangeWrite } from "../store/index.ts";
 import type { EventBudget } from "./event-budget.ts";
-import { fetchRange, type RangeIndexerDeps } from "./fetch-range.ts";
 
 export interface IndexRangeRequest {
   from: bigint;
@@ -12,7 +13,12 @@ export interface IndexRangeRequest {
   replace?: boolean;
 }
 
-export type ChunkDeps = RangeIndexerDeps & {
+/** What a chunk job is handed: the fetch stage, the store and a node to ask. */
+export type ChunkDeps = {
+  fetch: FetchStage;
+  /** Asked for the finality boundary when a write meets a hash conflict. */
+  client: PublicClient;
+  store: IndexerStore;
   log: Logger;
   finalityDepth?: number;
   /** The events this process's chunk jobs may work on at once. */
@@ -23,7 +29,7 @@ export type ChunkDeps = RangeIndexerDeps & {
 export async function indexRange(deps: ChunkDeps, request: IndexRangeRequest) {
   const hold = deps.eventBudget?.hold();
   try {
-    const write = await fetchRange({ ...deps, admitEvents: hold?.admit }, request);
+    const write = await deps.fetch(request, { admitEvents: hold?.admit });
     const result = await commitRange(deps, write, request.replace);
     return {
       events: write.events.length,

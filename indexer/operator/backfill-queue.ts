@@ -6,7 +6,7 @@
 import type { PublicClient } from "viem";
 import type { StakerContracts } from "../chain/contracts.ts";
 import { readChainTip } from "../chain/finality.ts";
-import { enqueueRange, type Queues } from "../jobs/queues.ts";
+import { enqueueRange, type Queues } from "../queues/queues.ts";
 import type { IndexerStore } from "../store/index.ts";
 
 export class BackfillLeavesGap extends Error {

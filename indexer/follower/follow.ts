@@ -1,12 +1,18 @@
 import type { Logger } from "pino";
+import type { PublicClient } from "viem";
 import { type ChainTip, readChainTip } from "../chain/finality.ts";
 import { StakerLogsMissing } from "../chain/missing-logs.ts";
 import { NodeBehind } from "../chain/node-behind.ts";
+import { type FetchStage, ReorgDetected } from "../fetch/fetch-range.ts";
+import { enqueueRange, type Queues } from "../queues/queues.ts";
+import { requeueLostRanges } from "../reconciler/reconcile.ts";
 import { RangeStale, resolveLinkConflict, rollBackOrphans } from "../reorg/divergence.ts";
-import { type Checkpoint, CheckpointMoved, LinkConflict } from "../store/index.ts";
-import { fetchRange, type RangeIndexerDeps, ReorgDetected } from "./fetch-range.ts";
-import { enqueueRange, type Queues } from "./queues.ts";
-import { requeueLostRanges } from "./reconcile.ts";
+import {
+  type Checkpoint,
+  CheckpointMoved,
+  type IndexerStore,
+  LinkConflict,
+} from "../store/index.ts";
 
 export interface FollowSettings {
   chunkSize: number;
@@ -22,7 +28,15 @@ export class ChunkJobsParked extends Error {
   override name = "ChunkJobsParked";
 }
 
-export type FollowDeps = RangeIndexerDeps & { queues: Queues; log: Logger };
+/** What a follow tick is handed: the fetch stage, the store, the queues and a node to ask. */
+export interface FollowDeps {
+  fetch: FetchStage;
+  /** Asked for the chain's tip and, in a reorg, for the hashes that find the fork point. */
+  client: PublicClient;
+  store: IndexerStore;
+  queues: Queues;
+  log: Logger;
+}
 
 /**
  * One step of following the head, in the finality split: blocks at or below the finality
@@ -100,7 +114,7 @@ async function followFrom(
   }
   const to = head < current.indexedBlock + inline ? head : current.indexedBlock + inline;
   try {
-    const write = await fetchRange(deps, { from: current.indexedBlock + 1n, to, dense: true });
+    const write = await deps.fetch({ from: current.indexedBlock + 1n, to, dense: true });
     const result = await store.writeRange(write, { extendsCheckpoint: true });
     // Written up to the block whose staker logs nothing settles; the follower holds there.
     if (write.held) throw write.held;
@@ -137,7 +151,7 @@ async function followFrom(
 }
 
 async function schedule(
-  deps: { store: RangeIndexerDeps["store"]; queues: Queues },
+  deps: { store: IndexerStore; queues: Queues },
   after: bigint,
   to: bigint,
   chunkSize: number,

@@ -1,0 +1,176 @@
+/**
+ * The fetch stage: a block range in, the rows to write out. Everything it asks goes to the node;
+ * what it needs to know besides is handed in (FetchDeps), and what it returns is written by the
+ * caller (store/range-writes.ts).
+ */
+import type { PublicClient } from "viem";
+import type { CitizenRow, StakerEventRow } from "../../db/schema.ts";
+import { isCitizenAsset } from "../../lib/vocabulary.ts";
+import { readsGoByHash } from "../chain/block-pin.ts";
+import type { StakerLogsUnsettled } from "../chain/block-receipts.ts";
+import { type CheckNode, fetchCheckNodeLogs } from "../chain/check-node.ts";
+import type { CitizenKey } from "../chain/citizen-reads.ts";
+import type { StakerContracts } from "../chain/contracts.ts";
+import { fetchStakerLogs, type LogRangeGovernor } from "../chain/logs.ts";
+import { behindAs } from "../chain/node-behind.ts";
+import { fetchStakerTransfers } from "../chain/transfer-check.ts";
+import { toEventRow } from "../project/event-rows.ts";
+import { stakeContexts } from "../project/stake-context.ts";
+import type { RangeWrite } from "../store/range-writes.ts";
+import { checkLinked, ReorgDetected, range, readHeaders } from "./block-headers.ts";
+import { checkedLogs, type LogCheck } from "./checked-logs.ts";
+import type { CitizenReads } from "./citizen-read-cache.ts";
+import { citizensOf, stakeFacts } from "./range-stakes.ts";
+
+export { ReorgDetected } from "./block-headers.ts";
+export type { LogCheck } from "./checked-logs.ts";
+
+/**
+ * What the fetch stage is handed: the node's clients and the staker's contracts, and what it
+ * needs to know of the rest of the system as functions, so the stage itself asks neither
+ * Postgres nor Redis: the citizens the tables hold already, and how citizens are read once
+ * (Redis claims across processes for the chunk workers, an in-process cache for the follower).
+ */
+export interface FetchDeps {
+  client: PublicClient;
+  /** eth_getLogs goes alone: an oversized answer must not fail the requests batched with it. */
+  logClient: PublicClient;
+  /** eth_getBlockReceipts goes alone too, under its own answer cap (block-receipts.ts). */
+  receiptsClient: PublicClient;
+  contracts: StakerContracts;
+  governor: LogRangeGovernor;
+  /** The citizens of `keys` the tables hold already: those are not read again. */
+  knownCitizens: (keys: CitizenKey[]) => Promise<CitizenRow[]>;
+  /** Citizens read once across every worker process (claim before read). */
+  citizenReads: CitizenReads;
+  /** Waits while this process's other chunks hold too many events (event-budget.ts). */
+  admitEvents?: (events: number) => Promise<void>;
+  /** A second node (RPC_CHECK_URL) whose answers a chunk's must agree with. */
+  checkNode?: CheckNode;
+}
+
+export interface FetchRequest {
+  from: bigint;
+  to: bigint;
+  /**
+   * Above the finality boundary: read every header, check that each links to the one before
+   * and that every log belongs to them, and keep every hash (a reorg finds its fork point).
+   */
+  dense?: boolean;
+}
+
+/** A range's rows, and what its missing-log check cost and corrected. */
+export type FetchedRange = RangeWrite & {
+  logCheck: LogCheck;
+  /**
+   * A dense range cut short: nothing settles this block's staker logs, so the rows stop at the
+   * block before it. The caller writes them and holds there.
+   */
+  held?: StakerLogsUnsettled;
+};
+
+/**
+ * Everything a block range adds to the tables, fetched in one straight line: headers, logs,
+ * a check that the answer left out no block's logs, the reads they need, rows built by pure
+ * functions, and (a chunk, or reads by number) the last header read again. If that header
+ * changed, the chain moved during the fetch and nothing is returned.
+ *
+ * The missing-log check: a dense range has every header, so each bloom is checked and a block
+ * it admits staker logs in is settled by its receipts (missing-logs.ts); a chunk reads only its
+ * ends, and its staker logs are matched against a second node's (check-node.ts, with
+ * RPC_CHECK_URL) or else against the staker's token transfers (transfer-check.ts): a few
+ * eth_getLogs whatever its length.
+ */
+export async function fetchRange(deps: FetchDeps, request: FetchRequest): Promise<FetchedRange> {
+  const { client, contracts } = deps;
+  const { from, dense } = request;
+  const checkNode = dense ? undefined : deps.checkNode;
+  const [headers, answer, transfers, checkAnswer] = await Promise.all([
+    readHeaders(client, dense ? range(from, request.to) : [from, request.to]),
+    fetchStakerLogs(deps.logClient, contracts.staker, from, request.to, deps.governor),
+    dense || checkNode
+      ? []
+      : fetchStakerTransfers(deps.logClient, contracts, from, request.to, deps.governor),
+    checkNode && fetchCheckNodeLogs(checkNode, contracts.staker, from, request.to),
+  ]);
+  const { logs, logCheck, held } = await checkedLogs(deps, headers, answer, {
+    from,
+    dense,
+    transfers,
+    checkAnswer,
+    last: headers.get(request.to)!,
+  });
+  // Held at a block: the range ends before it (checkedLogs gave only the logs before it).
+  const to = held ? held.blockNumber - 1n : request.to;
+  if (held) for (const number of headers.keys()) if (number > to) headers.delete(number);
+  const first = headers.get(from)!;
+  const last = headers.get(to)!;
+
+  const blockHashes = new Map<bigint, string>();
+  if (from > 0n) blockHashes.set(from - 1n, first.parentHash.toLowerCase());
+  for (const [number, header] of headers) blockHashes.set(number, header.hash!.toLowerCase());
+  if (dense) checkLinked(headers, from, to);
+  for (const log of logs) {
+    const known = blockHashes.get(log.blockNumber);
+    if (dense && known !== log.blockHash) {
+      throw new ReorgDetected(`a log of block ${log.blockNumber} is from another branch`);
+    }
+    blockHashes.set(log.blockNumber, log.blockHash);
+  }
+
+  await deps.admitEvents?.(logs.length);
+  const events = logs.map((log) => toEventRow(log, contracts));
+  const stakeEvents = events.filter(isCitizenStake);
+  const contexts = stakeContexts(stakeEvents, events, to);
+  const { citizens, read, readFailures } = await citizensOf(deps, stakeEvents, {
+    blockNumber: to,
+    blockHash: last.hash!,
+  });
+  const stakes = await stakeFacts(deps, {
+    stakeEvents,
+    contexts,
+    citizens,
+    headers,
+    logs,
+    blockHashes,
+  });
+
+  // A dense range is held to its own headers: each was read, each links to the one before, every
+  // log carries its header's hash, a bloom that admits a staker log the answer lacks is asked
+  // again by that hash, and every read names its block by hash. Its rows are those very blocks',
+  // whatever the chain does next, and reading the last header again would only say whether that
+  // block was still the chain's a moment later, which no write can keep (the chain may move right
+  // after it): the follower's next write claims it as its parent, and the fork check compares it,
+  // both exactly. Reads by number (a node that refuses hashes) are held to no block, so there,
+  // and for a chunk (two headers, logs by number), the re-read still shows the chain stood still.
+  if (!(dense && (await readsGoByHash(client)))) {
+    // A node without the block now (another behind a load balancer) says nothing of a change.
+    const again = await behindAs(to, () => client.getBlock({ blockNumber: to }));
+    if (again.hash !== last.hash) throw new ReorgDetected(`block ${to} changed during the fetch`);
+  }
+  return {
+    fromBlock: from,
+    toBlock: to,
+    events,
+    stakes,
+    citizens: read,
+    blockHashes,
+    readFailures,
+    logCheck,
+    held,
+  };
+}
+
+const isCitizenStake = (event: StakerEventRow) =>
+  event.event === "Stake" && isCitizenAsset(event.assetType);
+
+/** The fetch stage as the roles hold it: a range in, its rows out; `admitEvents` per call. */
+export type FetchStage = (
+  request: FetchRequest,
+  options?: Pick<FetchDeps, "admitEvents">,
+) => Promise<FetchedRange>;
+
+/** Builds the fetch stage once from what it is handed (see FetchDeps). */
+export function createFetchStage(deps: FetchDeps): FetchStage {
+  return (request, options) => fetchRange({ ...deps, ...options }, request);
+}

@@ -1,0 +1,217 @@
+/**
+ * The rows a range's stakes add: the citizens they meet (those the tables hold are not read
+ * again) and each stake's citizen_stakes row, from reads at the fewest blocks that prove it.
+ */
+import type { Block, Hex, PublicClient } from "viem";
+import type { CitizenRow, CitizenStakeRow, StakerEventRow } from "../../db/schema.ts";
+import type { BlockAt } from "../chain/block-pin.ts";
+import { type CitizenKey, readCitizens } from "../chain/citizen-reads.ts";
+import { readHandFlag } from "../chain/hand-flag.ts";
+import type { StakerLog } from "../chain/logs.ts";
+import { readStakes, tryReadStakes } from "../chain/stake-reads.ts";
+import { ViewMemo } from "../chain/view-memo.ts";
+import { citizenRowOf } from "../project/citizen-row.ts";
+import type { Season } from "../project/event-rows.ts";
+import { readBlocks, type StakeContext } from "../project/stake-context.ts";
+import { AmbiguousHandClaim, buildCitizenStake } from "../project/stake-facts.ts";
+import { proveStake } from "../project/stake-proof.ts";
+import type { RangeWrite } from "../store/range-writes.ts";
+import { ReorgDetected, readHeaders } from "./block-headers.ts";
+import type { FetchDeps } from "./fetch-range.ts";
+import { explainConfigurations } from "./stake-configuration.ts";
+
+const keyOf = (season: number, citizenId: bigint) => `${season}:${citizenId}`;
+
+export async function citizensOf(
+  deps: FetchDeps,
+  stakeEvents: StakerEventRow[],
+  block: Required<BlockAt>,
+): Promise<{
+  citizens: Map<string, CitizenRow>;
+  /** The citizens read now: the others are in the tables already. */
+  read: CitizenRow[];
+  readFailures: RangeWrite["readFailures"];
+}> {
+  const keys = new Map<string, CitizenKey>();
+  for (const event of stakeEvents) {
+    const season = event.citizenSeason as Season;
+    keys.set(keyOf(season, event.citizenId!), { season, citizenId: event.citizenId! });
+  }
+  const found = new Map<string, CitizenRow>();
+  for (const row of await deps.knownCitizens([...keys.values()])) {
+    found.set(keyOf(row.season, row.citizenId), row);
+  }
+  const missing = [...keys].filter(([key]) => !found.has(key)).map(([, key]) => key);
+  const readFailures: RangeWrite["readFailures"] = [];
+  // A citizen's components never change, so any block after its mint will do.
+  const readings = await deps.citizenReads.read(missing, (keys) =>
+    readCitizens(deps.client, deps.contracts, keys, block),
+  );
+  const read: CitizenRow[] = [];
+  for (const reading of readings) {
+    const { row, failure } = citizenRowOf(reading, block.blockNumber);
+    found.set(keyOf(row.season, row.citizenId), row);
+    read.push(row);
+    if (failure) readFailures.push(failure);
+  }
+  return { citizens: found, read, readFailures };
+}
+
+/**
+ * The citizen_stakes rows of the chunk's stakes. The stakes are first read where the fewest
+ * blocks answer for all of them (mostly the chunk's last block, all in the same few
+ * multicalls); a stake those reads prove (stake-proof.ts) takes them, and only the rest are
+ * read at their own blocks, as before, and where their figures do not give their points (the
+ * owner reconfigured in the stake's block) the figures are looked for before the stake
+ * (stake-configuration.ts). Every read names its block by the hash the fetch saw (the log's own
+ * for a stake's block), so no node can answer it from another block's state.
+ */
+export async function stakeFacts(
+  deps: FetchDeps,
+  chunk: {
+    stakeEvents: StakerEventRow[];
+    contexts: StakeContext[];
+    citizens: Map<string, CitizenRow>;
+    headers: Map<bigint, Block>;
+    logs: StakerLog[];
+    blockHashes: Map<bigint, string>;
+  },
+): Promise<CitizenStakeRow[]> {
+  const memo = new ViewMemo(deps.client);
+  const blocks = readBlocks(chunk.stakeEvents, pinnableContexts(chunk.contexts, chunk.blockHashes));
+  const stakes = chunk.stakeEvents.map((event, i) => ({
+    event,
+    context: chunk.contexts[i]!,
+    citizen: chunk.citizens.get(keyOf(event.citizenSeason!, event.citizenId!))!,
+    readBlock: blocks[i],
+  }));
+  const stakeAt = ({ event, citizen }: (typeof stakes)[number], blockNumber: bigint) => ({
+    season: event.citizenSeason as Season,
+    citizenId: event.citizenId!,
+    staker: event.account as Hex,
+    componentVaultId: citizen.componentVaultId ?? 0n,
+    blockNumber,
+    blockHash: chunk.blockHashes.get(blockNumber) as Hex,
+  });
+  const readLater = stakes.filter((stake) => stake.readBlock !== undefined);
+  const laterReads = await tryReadStakes(
+    memo,
+    deps.contracts,
+    readLater.map((stake) => stakeAt(stake, stake.readBlock!)),
+  );
+  const blockTimes = await blockTimesOf(
+    deps.client,
+    readLater.map((stake) => stake.event),
+    chunk,
+  );
+  const laterReadOf = new Map(readLater.map((stake, i) => [stake, laterReads[i]]));
+  const proofs = stakes.map((stake) =>
+    proveStake({
+      ...stake,
+      blockTime: blockTimes.get(stake.event.blockNumber),
+      readAt:
+        stake.readBlock === undefined
+          ? undefined
+          : { blockNumber: stake.readBlock, reads: laterReadOf.get(stake) },
+    }),
+  );
+  const unproven = stakes.filter((_, i) => !proofs[i]!.proven);
+  const ownReads = await readStakes(
+    memo,
+    deps.contracts,
+    unproven.map((stake) => stakeAt(stake, stake.event.blockNumber)),
+  );
+  const explained = await explainConfigurations(
+    deps,
+    memo,
+    unproven.map((stake, i) => ({
+      ...stake,
+      reads: ownReads[i]!,
+      laterBonus: stake.context.laterBonusInBlock,
+    })),
+    chunk.headers,
+  );
+  const explainedOf = new Map(unproven.map((stake, i) => [stake, explained[i]!]));
+
+  return Promise.all(
+    stakes.map(async (stake, i) => {
+      const proof = proofs[i]!;
+      const input = {
+        event: stake.event,
+        citizen: stake.citizen,
+        ...(proof.proven
+          ? { reads: proof.reads, laterBonus: proof.laterBonus }
+          : { ...explainedOf.get(stake)!, laterBonus: stake.context.laterBonusInBlock }),
+      };
+      try {
+        return buildCitizenStake(input);
+      } catch (error) {
+        if (!(error instanceof AmbiguousHandClaim)) throw error;
+        const handFlag = await readHandFlag(deps.client, deps.contracts.staker, {
+          transactionHash: stake.event.transactionHash as Hex,
+          citizenId: stake.event.citizenId!,
+          occurrence: stake.context.occurrenceInTransaction,
+        });
+        return buildCitizenStake({ ...input, handFlag });
+      }
+    }),
+  );
+}
+
+/**
+ * The contexts with each stake held only through the last block, at or before its real end, whose
+ * hash the fetch knows (a log's block or a header read), so its later read can name its block by
+ * hash (block-pin.ts). The block before a withdraw often holds no staker log: read there, it
+ * went by number. The stake's own block is always known, so every interval keeps a block.
+ */
+function pinnableContexts(
+  contexts: readonly StakeContext[],
+  blockHashes: Map<bigint, string>,
+): StakeContext[] {
+  const known = [...blockHashes.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  return contexts.map((context) => {
+    const at = lastAtOrBelow(known, context.heldThrough);
+    return at === undefined ? context : { ...context, heldThrough: at };
+  });
+}
+
+function lastAtOrBelow(sorted: readonly bigint[], limit: bigint): bigint | undefined {
+  let low = 0;
+  let high = sorted.length;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if (sorted[middle]! <= limit) low = middle + 1;
+    else high = middle;
+  }
+  return low === 0 ? undefined : sorted[low - 1];
+}
+
+/**
+ * The timestamps of the blocks holding these stakes: from their logs (newer nodes send each
+ * log's block time) or the headers the fetch already has; the others read (cheap, and batched),
+ * each checked to be the block the stake's log came from.
+ */
+async function blockTimesOf(
+  client: PublicClient,
+  stakes: StakerEventRow[],
+  known: { headers: Map<bigint, Block>; logs: StakerLog[] },
+): Promise<Map<bigint, bigint>> {
+  const times = new Map<bigint, bigint>();
+  for (const [number, header] of known.headers) times.set(number, header.timestamp);
+  for (const log of known.logs) {
+    if (log.blockTimestamp !== undefined) times.set(log.blockNumber, log.blockTimestamp);
+  }
+  const missing = stakes.filter((stake) => !times.has(stake.blockNumber));
+  const read = await readHeaders(
+    client,
+    missing.map((stake) => stake.blockNumber),
+  );
+  for (const stake of missing) {
+    const header = read.get(stake.blockNumber)!;
+    if (header.hash!.toLowerCase() !== stake.blockHash) {
+      throw new ReorgDetected(`block ${stake.blockNumber} changed during the fetch`);
+    }
+    times.set(stake.blockNumber, header.timestamp);
+  }
+  return times;
+}

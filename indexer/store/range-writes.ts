@@ -1,0 +1,250 @@
+/**
+ * The store's range writes: what a fetched range adds, and the checkpoint moved over it. Part of
+ * `IndexerStore` (declared in index.ts), built from a database handle and the writers' lock.
+ * Chunk writes from any number of workers on any number of hosts run side by side; the
+ * follower's writes and reindexes take the writers' lock and apply one at a time.
+ *
+ * Every write that adds blocks proves it links to what is stored: it claims the hash of each
+ * block it saw (its first block's parent, its last block, blocks with logs, or every block near
+ * the head), and a claim that differs from a stored hash for the same number is a
+ * `LinkConflict`, never an overwrite. Two ranges written out of order meet at the seam block
+ * (one claims it as its last block, the other as its first block's parent), so the indexed
+ * prefix the checkpoint walks over is one hash chain.
+ */
+import { and, asc, eq, gt, isNotNull, lte, sql } from "drizzle-orm";
+import type { Database } from "../../db/client.ts";
+import {
+  blocks,
+  type CitizenRow,
+  type CitizenStakeRow,
+  citizenStakes,
+  citizens,
+  indexedRanges,
+  indexerCheckpoints,
+  type ReadFailureRow,
+  readFailures,
+  type StakerEventRow,
+  stakerEvents,
+} from "../../db/schema.ts";
+import type { WriterDeps } from "./checkpoint.ts";
+import {
+  type CitizenKeyRow,
+  projectHistory,
+  recompute,
+  type Transaction,
+  truncateHistory,
+} from "./projection.ts";
+import { type BlockRange, contiguousEnd } from "./ranges.ts";
+import { unnestRows } from "./unnest-rows.ts";
+
+/**
+ * A write claimed a hash for a block that differs from the stored one: one of the two was
+ * fetched from a branch a reorg has since replaced. `reorg/divergence.ts` asks the chain which.
+ */
+export class LinkConflict extends Error {
+  override name = "LinkConflict";
+  constructor(
+    readonly block: bigint,
+    readonly stored: string,
+    readonly claimed: string,
+  ) {
+    super(`block ${block} is ${stored} in the tables but this fetch saw ${claimed}`);
+  }
+}
+
+/** A write meant to extend the checkpoint found it moved (another follower got there first). */
+export class CheckpointMoved extends Error {
+  override name = "CheckpointMoved";
+}
+
+/** What one fetched block range adds to the tables. */
+export interface RangeWrite {
+  fromBlock: bigint;
+  toBlock: bigint;
+  events: StakerEventRow[];
+  stakes: CitizenStakeRow[];
+  /** Citizens the fetch read (new to the tables when it looked); known ones are not sent again. */
+  citizens: CitizenRow[];
+  /**
+   * The hash of every block the fetch saw: its first block's parent (fromBlock - 1), its last
+   * block, the blocks with logs, and near the head every block of the range.
+   */
+  blockHashes: Map<bigint, string>;
+  /** Citizens whose metadata could not be read (served with the fallback name). */
+  readFailures: ReadFailureRow[];
+}
+
+/** Hashes kept below the checkpoint; older ones are pruned (reorgs that deep stop the follower). */
+export const HASHES_KEPT = 256n;
+
+export interface Indexed {
+  indexedBlock: bigint;
+}
+
+export function createRangeWrites(
+  db: Database,
+  { locked, checkpoint, markDataChanged }: WriterDeps,
+) {
+  /**
+   * Stores the write's hash claims and fails on the first that differs from a stored one.
+   * `do update set hash = blocks.hash` changes nothing but returns the row that won, waiting
+   * for a concurrent writer of the same number, so no lock is needed to see a conflict.
+   */
+  async function claimHashes(tx: Transaction, hashes: Map<bigint, string>) {
+    if (hashes.size === 0) return;
+    // In block order (unnest keeps it), so two writers claiming the same blocks lock them in
+    // the same order.
+    const claims = [...hashes]
+      .map(([number, hash]) => ({ number, hash }))
+      .sort((a, b) => (a.number < b.number ? -1 : 1));
+    const stored = await tx
+      .insert(blocks)
+      .select(unnestRows(blocks, claims))
+      .onConflictDoUpdate({ target: blocks.number, set: { hash: sql.raw(`"blocks"."hash"`) } })
+      .returning();
+    for (const row of stored) {
+      const claimed = hashes.get(row.number)!;
+      if (row.hash !== claimed) throw new LinkConflict(row.number, row.hash, claimed);
+    }
+  }
+
+  /** Each table's rows in one statement (see unnest-rows.ts); a retried range changes nothing. */
+  async function writeRows(tx: Transaction, write: RangeWrite) {
+    await claimHashes(tx, write.blockHashes);
+    if (write.events.length > 0) {
+      await tx
+        .insert(stakerEvents)
+        .select(unnestRows(stakerEvents, write.events))
+        .onConflictDoNothing();
+    }
+    if (write.citizens.length > 0) {
+      // In key order, so two writers inserting the same citizens lock them in the same order.
+      const citizenRows = [...write.citizens].sort((a, b) =>
+        a.season !== b.season ? a.season - b.season : a.citizenId < b.citizenId ? -1 : 1,
+      );
+      await tx.insert(citizens).select(unnestRows(citizens, citizenRows)).onConflictDoNothing();
+    }
+    if (write.stakes.length > 0) {
+      await tx
+        .insert(citizenStakes)
+        .select(unnestRows(citizenStakes, write.stakes))
+        .onConflictDoNothing();
+    }
+    if (write.readFailures.length > 0) {
+      await tx
+        .insert(readFailures)
+        .select(unnestRows(readFailures, write.readFailures))
+        .onConflictDoUpdate({
+          target: [readFailures.season, readFailures.citizenId, readFailures.read],
+          set: {
+            reason: sql`excluded.reason`,
+            blockNumber: sql`excluded.block_number`,
+            recordedAt: sql`now()`,
+          },
+        });
+    }
+  }
+
+  async function recordRange(tx: Transaction, range: BlockRange) {
+    await tx
+      .insert(indexedRanges)
+      .values({ fromBlock: range.from, toBlock: range.to })
+      .onConflictDoUpdate({
+        target: indexedRanges.fromBlock,
+        set: { toBlock: sql`greatest(${indexedRanges.toBlock}, excluded.to_block)` },
+      });
+  }
+
+  async function writeRange(
+    write: RangeWrite,
+    options: { extendsCheckpoint?: boolean } = {},
+  ): Promise<Indexed> {
+    if (options.extendsCheckpoint) {
+      return locked(async (tx) => {
+        const current = (await checkpoint(tx))!;
+        if (current.indexedBlock !== write.fromBlock - 1n) {
+          throw new CheckpointMoved(
+            `the checkpoint is at ${current.indexedBlock}, not ${write.fromBlock - 1n}`,
+          );
+        }
+        await writeRows(tx, write);
+        await recordRange(tx, { from: write.fromBlock, to: write.toBlock });
+        return { indexedBlock: await advance(tx) };
+      });
+    }
+    // Chunk writes run side by side: rows are keyed by chain position and hash claims wait on
+    // each other row by row, so no lock is needed. Only the short step that moves the
+    // checkpoint over contiguous ranges (and projects them) takes the lock.
+    await db.transaction(async (tx) => {
+      await writeRows(tx, write);
+      await recordRange(tx, { from: write.fromBlock, to: write.toBlock });
+    });
+    return locked(async (tx) => ({ indexedBlock: await advance(tx) }));
+  }
+
+  async function replaceRange(write: RangeWrite): Promise<Indexed> {
+    return locked(async (tx) => {
+      const current = (await checkpoint(tx))!;
+      const inRange = and(
+        gt(stakerEvents.blockNumber, write.fromBlock - 1n),
+        lte(stakerEvents.blockNumber, write.toBlock),
+      );
+      const before = await tx
+        .selectDistinct({ season: stakerEvents.citizenSeason, citizenId: stakerEvents.citizenId })
+        .from(stakerEvents)
+        .where(and(inRange, isNotNull(stakerEvents.citizenId)));
+      await truncateHistory(tx, write.fromBlock - 1n);
+      await tx.delete(stakerEvents).where(inRange);
+      await writeRows(tx, write);
+      await projectHistory(tx, write.fromBlock - 1n, current.indexedBlock);
+      if (write.toBlock > current.indexedBlock) {
+        await recordRange(tx, { from: write.fromBlock, to: write.toBlock });
+      }
+      const touched = [
+        ...(before as CitizenKeyRow[]),
+        ...write.events
+          .filter((event) => event.citizenId != null)
+          .map((event) => ({ season: event.citizenSeason!, citizenId: event.citizenId! })),
+      ];
+      await recompute(tx, touched, current.indexedBlock);
+      await markDataChanged(tx);
+      return { indexedBlock: await advance(tx) };
+    });
+  }
+
+  /** Moves the checkpoint over contiguous written ranges and projects the citizens they touch. */
+  async function advance(tx: Transaction): Promise<bigint> {
+    const current = (await checkpoint(tx))!;
+    const ranges = await tx.select().from(indexedRanges).orderBy(asc(indexedRanges.fromBlock));
+    const reached = contiguousEnd(
+      current.indexedBlock,
+      ranges.map((range) => ({ from: range.fromBlock, to: range.toBlock })),
+    );
+    if (reached === current.indexedBlock) return reached;
+    const touched = await tx
+      .selectDistinct({ season: stakerEvents.citizenSeason, citizenId: stakerEvents.citizenId })
+      .from(stakerEvents)
+      .where(
+        and(
+          gt(stakerEvents.blockNumber, current.indexedBlock),
+          lte(stakerEvents.blockNumber, reached),
+          isNotNull(stakerEvents.citizenId),
+        ),
+      );
+    await projectHistory(tx, current.indexedBlock, reached);
+    await tx.delete(indexedRanges).where(lte(indexedRanges.toBlock, reached));
+    await tx.delete(blocks).where(sql`${blocks.number} < ${reached - HASHES_KEPT}`);
+    await tx
+      .update(indexerCheckpoints)
+      .set({
+        indexedBlock: reached,
+        scheduledBlock: sql`greatest(${indexerCheckpoints.scheduledBlock}, ${reached})`,
+        updatedAt: sql`now()`,
+      })
+      .where(eq(indexerCheckpoints.staker, current.staker));
+    await recompute(tx, touched as CitizenKeyRow[], reached);
+    return reached;
+  }
+
+  return { writeRange, replaceRange };
+}
