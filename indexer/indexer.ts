@@ -3,7 +3,7 @@ import { createDatabase } from "../db/client.ts";
 import { nodeFailure } from "../lib/connection-checks.ts";
 import { logger } from "../lib/log.ts";
 import { createOutageReporter, type ErrorSource } from "../lib/outages.ts";
-import { openRedis, type RedisTarget, redisVariable } from "../lib/redis.ts";
+import { openRedis, type RedisTarget, redisFullRefusals, redisVariable } from "../lib/redis.ts";
 import { ChainMismatch, readChainId } from "./chain/chain-id.ts";
 import type { CheckNode } from "./chain/check-node.ts";
 import { discoverContracts } from "./chain/contracts.ts";
@@ -22,7 +22,7 @@ import { createMetadataRefresher } from "./metadata-refresher/metadata-refresh.t
 import { createIndexerMetrics, type IndexerMetrics } from "./metrics.ts";
 import { createBackfillQueue } from "./operator/backfill-queue.ts";
 import { createHandClaimSettler } from "./operator/hand-claims.ts";
-import { isLostLock } from "./queues/job-worker.ts";
+import { createLostLockReporter } from "./queues/job-worker.ts";
 import { createQueues, readOnlyQueues } from "./queues/queues.ts";
 import { createReconciler } from "./reconciler/reconciler.ts";
 import { createHealthRecords } from "./reports/health.ts";
@@ -100,16 +100,23 @@ export async function createIndexer(options: IndexerOptions) {
   const queues = options.readOnly
     ? readOnlyQueues(redis, options.queuePrefix)
     : createQueues(redis, options.queuePrefix);
-  // One warning per Redis outage, not a line (or, without a listener, a stack) per retry.
-  const redisOutages = createOutageReporter(redisVariable(options.redis), log);
+  // One warning per Redis outage (away, or full), not a line (or, without a listener, a stack)
+  // per retry: a full Redis refused every worker's every poll, 105,166 lines in 70 s.
+  const redisOutages = createOutageReporter(
+    redisVariable(options.redis),
+    log,
+    undefined,
+    redisFullRefusals(redis, `${options.queuePrefix}:full-probe`),
+  );
   redisOutages.watch(queues.chunks, queues.follow);
   redis.on("ready", () => redisOutages.recovered());
-  // A job a worker lost its hold on (in a failover, say) runs again: a warning, not an error.
+  // A job a worker lost its lock on (paused, or in a failover) runs again: a warning, not an
+  // error of Redis's.
+  const lostLock = createLostLockReporter(log);
   const watchWorkers = (...workers: ErrorSource[]) => {
     for (const worker of workers) {
       worker.on("error", (error) => {
-        if (!isLostLock(error)) return redisOutages.error(error);
-        log.warn({ err: error.message }, "a worker lost its hold on a job; the job runs again");
+        if (!lostLock(error)) redisOutages.error(error);
       });
     }
   };

@@ -11,6 +11,22 @@ export interface ErrorSource {
   on(event: "error", listener: (error: Error) => void): unknown;
 }
 
+/**
+ * A service that answers but refuses writes until it has room again (Redis at `maxmemory` under
+ * `noeviction`). Its connection stays up, so nothing says when it ends: `probe` is tried every
+ * PROBE_INTERVAL_MS during such an outage, and its first success ends it.
+ */
+export interface Refusals {
+  is(error: unknown): boolean;
+  /** What the warning says the service does, after the variable: "is full (…)". */
+  says(error: unknown): string;
+  /** Resolves once the service takes writes again. */
+  probe(): Promise<unknown>;
+}
+
+/** How often a service that refuses writes is asked whether it takes them again. */
+export const PROBE_INTERVAL_MS = 1_000;
+
 export interface OutageReporter {
   /** Listens to the sources' 'error' events. */
   watch(...sources: ErrorSource[]): void;
@@ -24,25 +40,57 @@ export interface OutageReporter {
 
 /**
  * `variable` names the setting an operator checks (REDIS_URL). `isOutage` says which errors are
- * the service being away (for the node: isTransientRpcFailure).
+ * the service being away (for the node: isTransientRpcFailure); `refusals`, which are the
+ * service refusing writes until it has room.
  */
 export function createOutageReporter(
   variable: string,
   log: Logger,
   isOutage: (error: unknown) => boolean = isConnectionFailure,
+  refusals?: Refusals,
 ): OutageReporter {
   let downSince: number | undefined;
+  /** What the line that ends the outage says: the service is back, or takes writes again. */
+  let back = "reachable again";
+  let probing: ReturnType<typeof setInterval> | undefined;
+  const probeUntilAccepted = (check: Refusals) => {
+    let asking = false;
+    probing = setInterval(() => {
+      if (asking) return;
+      asking = true;
+      check
+        .probe()
+        .then(() => reporter.recovered())
+        .catch(() => {})
+        .finally(() => {
+          asking = false;
+        });
+    }, PROBE_INTERVAL_MS);
+    // A process stopping need not wait for the service to have room.
+    probing.unref?.();
+  };
   const reporter: OutageReporter = {
     watch(...sources) {
       for (const source of sources) source.on("error", (error) => reporter.error(error));
     },
     error(error) {
       if (downSince !== undefined) return;
+      if (refusals?.is(error)) {
+        downSince = Date.now();
+        back = "takes writes again";
+        log.warn(
+          { variable, cause: describeCause(error) },
+          `${variable} ${refusals.says(error)}; retrying until it takes writes again`,
+        );
+        probeUntilAccepted(refusals);
+        return;
+      }
       if (!isOutage(error)) {
         log.error({ variable, err: describeCause(error) }, `${variable}: unexpected error`);
         return;
       }
       downSince = Date.now();
+      back = "reachable again";
       log.warn(
         { variable, cause: describeCause(error) },
         `${variable} unreachable; retrying until it is back`,
@@ -50,8 +98,10 @@ export function createOutageReporter(
     },
     down: () => downSince !== undefined,
     recovered() {
+      clearInterval(probing);
+      probing = undefined;
       if (downSince === undefined) return;
-      log.info({ variable, downMs: Date.now() - downSince }, `${variable} reachable again`);
+      log.info({ variable, downMs: Date.now() - downSince }, `${variable} ${back}`);
       downSince = undefined;
     },
   };

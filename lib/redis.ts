@@ -5,6 +5,7 @@
  */
 import IORedis, { type Redis, type RedisOptions } from "ioredis";
 import { safeUrl } from "./error-cause.ts";
+import type { Refusals } from "./outages.ts";
 
 export interface RedisSentinel {
   /** Sentinels asked for the primary, in turn; any one that answers is enough. */
@@ -88,4 +89,18 @@ export function describeRedis(target: RedisTarget): string {
   if (!sentinel) return `REDIS_URL (${safeUrl(target.url)})`;
   const hosts = sentinel.hosts.map(({ host, port }) => `${host}:${port}`).join(",");
   return `REDIS_SENTINELS (${hosts}, master "${sentinel.name}")`;
+}
+
+/**
+ * Redis refusing writes because it is full: `maxmemory` reached under the `noeviction` policy
+ * (the one BullMQ requires), each write answered "OOM command not allowed…". Nothing is wrong with
+ * us and retrying is right; it ends when an operator makes room. `probeKey` is a key of the
+ * process's own prefix: one short-lived write tells when Redis takes writes again.
+ */
+export function redisFullRefusals(redis: Redis, probeKey: string): Refusals {
+  return {
+    is: (error) => error instanceof Error && error.message.startsWith("OOM "),
+    says: () => "is full (maxmemory reached, writes refused)",
+    probe: () => redis.set(probeKey, "1", "PX", 1_000),
+  };
 }

@@ -8,7 +8,7 @@
 import type { ChainTip } from "../indexer/chain/finality.ts";
 import type { readFollowLease } from "../indexer/follower/follow-lease.ts";
 import type { Queues } from "../indexer/queues/queues.ts";
-import { isParked } from "../indexer/reconciler/reconcile.ts";
+import { isParked, isWrittenChunk } from "../indexer/reconciler/reconcile.ts";
 import type { IndexerStore } from "../indexer/store/index.ts";
 import { redactSecrets } from "../lib/error-cause.ts";
 import { failureLine } from "../lib/fail.ts";
@@ -26,7 +26,7 @@ export interface StatusSources {
   chainId?: number;
   /** The node checked against the settings (chain, staker, state the indexer reads), its tip. */
   node(): Promise<{ chainId: number; tip: ChainTip }>;
-  store(): Promise<Pick<IndexerStore, "checkpoint" | "health" | "counts">>;
+  store(): Promise<Pick<IndexerStore, "checkpoint" | "health" | "counts" | "missingRanges">>;
   queues(): Promise<
     Pick<Queues, "chunks" | "follow"> & { followLease(): ReturnType<typeof readFollowLease> }
   >;
@@ -48,12 +48,13 @@ export async function gatherStatus(sources: StatusSources) {
     reading(() => sources.node()),
     reading(async () => {
       const store = await sources.store();
-      const [checkpoint, health, counts] = await Promise.all([
+      const [checkpoint, health, counts, gaps] = await Promise.all([
         store.checkpoint(),
         store.health(),
         store.counts(),
+        store.missingRanges(),
       ]);
-      return { checkpoint, health, counts };
+      return { checkpoint, health, counts, gaps };
     }),
     reading(async () => {
       const { chunks, follow, followLease } = await sources.queues();
@@ -125,7 +126,13 @@ export function renderStatus(status: Status, settings: StatusSettings): string[]
       `waiting ${chunks.waiting}, active ${chunks.active}, delayed ${chunks.delayed}, failed ${chunks.failed}`,
     );
     for (const job of queues.value.failedChunks) {
-      const kind = isParked(job) ? "parked (fails for good)" : "failed (will be re-queued)";
+      // Which failed chunks are written needs Postgres; without it, none is said to be.
+      const written = database.ok && isWrittenChunk(job, database.value.gaps);
+      const kind = isParked(job)
+        ? "parked (fails for good)"
+        : written
+          ? "done (its blocks are written; it failed after writing them)"
+          : "failed (will be re-queued)";
       lines.push(`  ${job.id} ${kind}: ${job.failedReason}`);
     }
     line("follow jobs", `active ${follows.active}, failed ${follows.failed}`);

@@ -5,6 +5,7 @@
  * viem's messages quote the node's URL, whose path or query may hold a provider key.
  */
 import { ErrorCode, type Processor, Worker, type WorkerOptions } from "bullmq";
+import type { Logger } from "pino";
 import { redactSecrets } from "../../lib/error-cause.ts";
 
 export function createJobWorker<Data, Result>(
@@ -26,14 +27,47 @@ export function createJobWorker<Data, Result>(
 }
 
 /**
- * The worker no longer holds the job it ran, so BullMQ refuses to finish it there: its lock
- * lapsed (the job outlived JOB_LOCK_MS unrenewed), or Redis failed over to a replica that never
- * saw the job taken. The job runs again (stalled, or still waiting on the new primary), and its
- * writes are idempotent: a warning, not a fault.
+ * The job a worker no longer holds, when `error` says it lost one (undefined otherwise): its lock
+ * lapsed (the process was paused, or the job outlived JOB_LOCK_MS unrenewed), or Redis failed
+ * over to a replica that never saw the job taken. BullMQ says so two ways: a renewal that failed
+ * ("could not renew lock for job <id>", an Error with no code, so its words are all there is to
+ * match) and a finish it refuses (JobLockNotExist, JobLockMismatch). The job runs again (stalled,
+ * or still waiting on the new primary), and its writes are idempotent: a warning, not a fault.
  */
-export function isLostLock(error: unknown): boolean {
-  const code = (error as { code?: unknown } | undefined)?.code;
-  return code === ErrorCode.JobLockNotExist || code === ErrorCode.JobLockMismatch;
+export function lostLockJob(error: unknown): string | undefined {
+  if (!(error instanceof Error)) return undefined;
+  const code = (error as { code?: unknown }).code;
+  const lost =
+    code === ErrorCode.JobLockNotExist ||
+    code === ErrorCode.JobLockMismatch ||
+    (code === undefined && error.message.startsWith("could not renew lock for job "));
+  if (!lost) return undefined;
+  return /for job (\S+?)\.?(?:\s|$)/.exec(error.message)?.[1] ?? "(unnamed)";
+}
+
+/** A job lost again after this long is said again: it was taken and lost anew. */
+const LOST_JOB_QUIET_MS = 60_000;
+
+/**
+ * For a worker's 'error' events: says once per job that the worker lost it (a paused process
+ * meets a failed renewal every half lock, then a refused finish), and returns whether `error`
+ * was such a loss (anything else is the caller's to report).
+ */
+export function createLostLockReporter(log: Logger): (error: unknown) => boolean {
+  const said = new Map<string, number>();
+  return (error) => {
+    const job = lostLockJob(error);
+    if (job === undefined) return false;
+    const now = Date.now();
+    if (now - (said.get(job) ?? 0) < LOST_JOB_QUIET_MS) return true;
+    for (const [id, at] of said) if (now - at >= LOST_JOB_QUIET_MS) said.delete(id);
+    said.set(job, now);
+    log.warn(
+      { job, err: (error as Error).message },
+      "a worker lost its lock on a job (paused, or cut off from Redis, past JOB_LOCK_MS); the job runs again",
+    );
+    return true;
+  };
 }
 
 /** The same error, its class kept (an UnrecoverableError must stay one), its words redacted. */

@@ -23,6 +23,21 @@ export async function markUnrecoverable(job: Job<ChunkJobData>, reason: string) 
   await job.updateData({ ...job.data, unrecoverable: reason });
 }
 
+/**
+ * A failed chunk job whose blocks are written all the same: its worker committed the range and
+ * died before finishing the job, more often than maxStalledCount allows, so BullMQ failed it
+ * ("stalled more than allowable limit"). `gaps` are the store's missingRanges. A reindex chunk
+ * is never done this way: its blocks were written before it ran.
+ */
+export function isWrittenChunk(job: Job<ChunkJobData>, gaps: readonly BlockRange[]): boolean {
+  return !job.data.replace && !isParked(job) && !overlaps(chunkRange(job), gaps);
+}
+
+const chunkRange = (job: Job<ChunkJobData>): BlockRange => ({
+  from: BigInt(job.data.from),
+  to: BigInt(job.data.to),
+});
+
 export interface Reconciled {
   /** Ranges queued again. */
   requeued: BlockRange[];
@@ -51,14 +66,16 @@ export async function requeueLostRanges(
     if (job.data.replace && !isParked(job)) await job.retry("failed", { resetAttemptsMade: true });
   }
   const gaps = await deps.store.missingRanges();
-  if (gaps.length === 0) return none;
   const failed = allFailed.filter((job) => !job.data.replace);
+  // Those not parked go: their ranges are written (done, whatever the queue says) or among the
+  // gaps queued again below. A written one would otherwise stay failed for ever.
+  for (const job of failed) if (!isParked(job)) await job.remove();
+  if (gaps.length === 0) return none;
   const parked = failed.filter(isParked).map((job) => ({
     id: job.id ?? "",
-    range: { from: BigInt(job.data.from), to: BigInt(job.data.to) },
+    range: chunkRange(job),
     reason: job.failedReason,
   }));
-  for (const job of failed) if (!isParked(job)) await job.remove();
   const lost = subtractRanges(
     gaps,
     parked.map((job) => job.range),
@@ -73,5 +90,5 @@ export async function requeueLostRanges(
   return { requeued: lost, parked: parked.filter((job) => overlaps(job.range, gaps)) };
 }
 
-const overlaps = (range: BlockRange, others: BlockRange[]) =>
+const overlaps = (range: BlockRange, others: readonly BlockRange[]) =>
   others.some((other) => other.from <= range.to && range.from <= other.to);

@@ -4,7 +4,7 @@ import { ConfigError, config } from "../../lib/config.ts";
 import { Refused } from "../../lib/fail.ts";
 import { logger } from "../../lib/log.ts";
 import { createOutageReporter } from "../../lib/outages.ts";
-import { openRedis, redisVariable } from "../../lib/redis.ts";
+import { openRedis, redisFullRefusals, redisVariable } from "../../lib/redis.ts";
 import { closeOnSignal } from "../../lib/shutdown.ts";
 import { startBoard } from "../../ops/board.ts";
 
@@ -46,7 +46,12 @@ export function addBoardCommand(program: Command): void {
       }
       const connection = openRedis(config.redis, "queues");
       const queues = createQueues(connection, config.queuePrefix);
-      const outages = createOutageReporter(redisVariable(config.redis), log);
+      const outages = createOutageReporter(
+        redisVariable(config.redis),
+        log,
+        undefined,
+        redisFullRefusals(connection, `${config.queuePrefix}:full-probe`),
+      );
       outages.watch(queues.chunks, queues.follow);
       connection.on("ready", () => outages.recovered());
       const allowRetries = options.allowRetries === true;

@@ -59,3 +59,26 @@ describe("SIGTERM right after a long-running command's first line", () => {
     }, 90_000);
   }
 });
+
+describe("SIGTERM or SIGINT while a long-running command still waits for its services", () => {
+  // Closed ports: Postgres and the node never answer, so the command waits for them.
+  const unreachable = () => ({
+    ...settings(),
+    DATABASE_URL: "postgres://postgres@127.0.0.1:2/citizen_staking",
+    RPC_URL: "http://127.0.0.1:1",
+  });
+  for (const command of ["follow", "worker"] as const) {
+    for (const signal of ["SIGTERM", "SIGINT"] as const) {
+      test(`\`${command}\` exits 0 on ${signal}`, async () => {
+        const process = startCommand(["scripts/cli.ts", command], unreachable());
+        try {
+          await process.waitForLine(/waiting for a service to answer/, 60_000);
+        } finally {
+          process.child.kill(signal);
+          const code = await process.stop();
+          expect({ command, signal, code }).toEqual({ command, signal, code: 0 });
+        }
+      }, 90_000);
+    }
+  }
+});
