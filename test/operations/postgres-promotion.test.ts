@@ -10,15 +10,14 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import postgres from "postgres";
-import { type Address, formatUnits } from "viem";
 import { neoTokyoStakerAbi } from "../../contracts/generated/index.ts";
-import { mainnetStakerAbi as stakerAbi } from "../../contracts/generated/MainnetStaker.ts";
 import { createDatabase } from "../../db/client.ts";
 import { freePort } from "../../devnet/anvil.ts";
-import { readUnbatched } from "../../indexer/chain/unbatched-read.ts";
 import { citizenStakers } from "../../ops/verify.ts";
+import { pollApi } from "../support/api-poller.ts";
 import { runCommand, startCommand } from "../support/commands.ts";
 import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
+import { type ApiRecord, apiHolding, chainHolding } from "../support/holdings.ts";
 import { startTestIndexer, type TestIndexer } from "../support/indexer.ts";
 import {
   type PrivatePostgres,
@@ -84,63 +83,6 @@ const start = (args: string[], extra: Record<string, string> = {}) => {
   running.push(command);
   return command;
 };
-
-/** A wallet's citizens as the staker's own view says at `block`, in the form compared. */
-async function chainHolding(wallet: string, block: bigint) {
-  const positions = await readUnbatched(harness.indexer.client, {
-    address: devnet.deployment.addresses.staker,
-    abi: stakerAbi,
-    functionName: "getStakerPositions",
-    args: [wallet as Address],
-    blockNumber: block,
-  });
-  const holding = new Map<string, string>();
-  for (const [type, citizens] of [
-    ["s1", positions.stakedS1Citizens],
-    ["s2", positions.stakedS2Citizens],
-  ] as const) {
-    for (const citizen of citizens) {
-      holding.set(
-        `${type}:${citizen.citizenId}`,
-        `${citizen.points}/${citizen.timelockEndTime}/${Number(formatUnits(citizen.stakedBytes, 18))}`,
-      );
-    }
-  }
-  return holding;
-}
-
-type ApiRecord = {
-  type: string;
-  id: string;
-  totalPoints: number;
-  timelock: { endTime: number };
-  bytes: { staked: number };
-};
-
-/** Requests the API every 50 ms until stopped; each answer's status and when it came. */
-function pollApi(url: string, token: string) {
-  const answers: { status: number; at: number }[] = [];
-  let stopped = false;
-  const done = (async () => {
-    while (!stopped) {
-      const status = await fetch(url, { headers: { authorization: `Bearer ${token}` } })
-        .then(async (response) => {
-          await response.arrayBuffer();
-          return response.status;
-        })
-        .catch(() => 0);
-      answers.push({ status, at: performance.now() });
-      await Bun.sleep(50);
-    }
-  })();
-  return {
-    answers,
-    async stop() {
-      stopped = true;
-      await done;
-    },
-  };
-}
 
 test("a DATABASE_URL naming several hosts must ask for the primary; DATABASE_READ_URL names one", async () => {
   const SECRET = "promotionSecret7c1f";
@@ -231,6 +173,7 @@ test(
       };
 
       const stoppedAt = performance.now();
+      const stoppedWall = Date.now();
       await cluster.primary.stop("immediate");
       const downAt = performance.now();
       // Synchronous: the standby holds every commit the primary acknowledged; once its replay
@@ -300,13 +243,14 @@ test(
         const block = BigInt(response.headers.get("x-indexed-block")!);
         expect(block).toBe(head);
         const { items } = (await response.json()) as { items: ApiRecord[] };
-        const served = new Map(
-          items.map((record) => [
-            `${record.type}:${record.id}`,
-            `${record.totalPoints}/${record.timelock.endTime}/${record.bytes.staked}`,
-          ]),
+        expect(apiHolding(items)).toEqual(
+          await chainHolding(
+            harness.indexer.client,
+            devnet.deployment.addresses.staker,
+            each,
+            block,
+          ),
         );
-        expect(served).toEqual(await chainHolding(each, block));
       }
 
       // Each process wrote on the new primary after the promotion.
@@ -321,7 +265,8 @@ test(
           (entry) => entry.msg === "chunk indexed" && entry.at > promotedWall,
         ).length;
       expect(chunksAfter(worker) + chunksAfter(follow)).toBeGreaterThan(0);
-      const backAt = requests.answers.findLast((answer) => answer.status !== 200)?.at ?? stoppedAt;
+      const backAt =
+        requests.answers.findLast((answer) => answer.status !== 200)?.at ?? stoppedWall;
       expect(requests.answers.at(-1)?.status).toBe(200);
       const printed = running.flatMap((command) => command.lines);
       expect(printed.filter((line) => line.includes('"level":"error"'))).toEqual([]);
@@ -332,7 +277,7 @@ test(
           `first write on the new primary at ${Math.round(firstWriteAt - stoppedAt)} ms ` +
           `(indexed block ${atStop.block} at the stop); chunks indexed after the promotion: worker ${chunksAfter(worker)}, follow ${chunksAfter(follow)}; ` +
           `API: ${requests.answers.length} requests, ${requests.answers.filter((a) => a.status !== 200).length} not 200, ` +
-          `all 200 from ${Math.max(0, Math.round(backAt - stoppedAt))} ms`,
+          `all 200 from ${Math.max(0, backAt - stoppedWall)} ms`,
       );
 
       expect(await worker.stop()).toBe(0);
