@@ -116,6 +116,25 @@ test("a DATABASE_URL naming several hosts must ask for the primary; DATABASE_REA
   expect(accepted.code).toBe(0);
 });
 
+test("while no server is primary, a query fails after one pass over the hosts, it does not wait", async () => {
+  // A host nobody listens on, and the standby (in recovery): what a promotion's gap looks like.
+  const url = `postgres://postgres@127.0.0.1:${await freePort()},127.0.0.1:${standby.server.port}/postgres?target_session_attrs=primary`;
+  const pool = createDatabase(url, { max: 1, connectTimeout: 2 });
+  try {
+    const bound = 2_000 + LOADED_MACHINE_MS;
+    const outcome = await Promise.race([
+      pool.client`select 1`.then(
+        () => "answered",
+        (error: Error) => `failed: ${error.message}`,
+      ),
+      Bun.sleep(bound).then(() => `still waiting after ${bound} ms`),
+    ]);
+    expect(outcome).toStartWith("failed: ");
+  } finally {
+    await pool.close();
+  }
+});
+
 test(
   "the primary stopped, the standby promoted: follow, worker and API go on, nothing lost or doubled",
   async () => {
