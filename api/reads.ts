@@ -8,7 +8,9 @@
  * postgres.js gives them, so `Raw` rows read the same from either.
  */
 import { SQL } from "bun";
-import { APPLICATION_NAME } from "../db/client.ts";
+import type postgres from "postgres";
+import { APPLICATION_NAME, createDatabase } from "../db/client.ts";
+import { parseDatabaseUrl } from "../lib/database-url.ts";
 
 export interface Reads {
   /** Connections the pool may open (DB_POOL_SIZE, like postgres.js's pool beside it). */
@@ -26,6 +28,19 @@ export interface ReadsOptions {
 }
 
 export function openReads(url: string, { max, connectTimeout }: ReadsOptions): Reads {
+  // Bun's client takes one host: a DATABASE_URL listing the servers a promotion moves between
+  // (target_session_attrs=primary) is read with postgres.js, which follows the primary.
+  if (parseDatabaseUrl(url).hosts.length > 1) {
+    const { client, close } = createDatabase(url, { max, connectTimeout });
+    return {
+      max,
+      values: (text, params) =>
+        client
+          .unsafe(text, params as postgres.ParameterOrJSON<never>[], { prepare: true })
+          .values(),
+      close,
+    };
+  }
   // A connection lost in an outage is opened again by the next query that needs one.
   const sql = new SQL({
     url,

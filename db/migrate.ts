@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { migrate } from "drizzle-orm/postgres-js/migrator";
 import postgres from "postgres";
+import { parseDatabaseUrl, withDatabase } from "../lib/database-url.ts";
 import { createDatabase } from "./client.ts";
 import journal from "./migrations/meta/_journal.json";
 
@@ -55,12 +56,9 @@ export async function runMigrations(url: string): Promise<void> {
 
 /** Creates the database named in `url` when it does not exist yet (the local quick start). */
 export async function ensureDatabase(url: string): Promise<void> {
-  const target = new URL(url);
-  const name = decodeURIComponent(target.pathname.replace(/^\//, ""));
+  const name = parseDatabaseUrl(url).database;
   if (!name) return;
-  const admin = new URL(url);
-  admin.pathname = "/postgres";
-  const client = postgres(admin.toString(), { max: 1, onnotice: () => {} });
+  const client = postgres(withDatabase(url, "postgres"), { max: 1, onnotice: () => {} });
   try {
     const rows = await client`select 1 from pg_database where datname = ${name}`;
     if (rows.length === 0) await client.unsafe(`create database "${name.replaceAll('"', '""')}"`);

@@ -3,6 +3,7 @@
  * and a bad value stops the process with a message that names the variable.
  */
 import { isAddress } from "viem";
+import { databaseUrlProblem, firstHostUrl } from "./database-url.ts";
 import { registerSecrets, registerSecretUrls } from "./error-cause.ts";
 import { Refused } from "./fail.ts";
 import type { RedisSentinel, RedisTarget } from "./redis.ts";
@@ -19,6 +20,7 @@ registerSecretUrls([
   env.RPC_WS_URL,
   env.RPC_CHECK_URL,
   env.DATABASE_URL,
+  firstHostUrl(env.DATABASE_URL),
   env.DATABASE_READ_URL,
   env.REDIS_URL,
   env.DEMO_DATABASE_URL,
@@ -109,16 +111,16 @@ function optionalAddress(name: string): `0x${string}` | undefined {
   return raw.toLowerCase() as `0x${string}`;
 }
 
+/** A Postgres URL; DATABASE_URL alone may name several servers (lib/database-url.ts). */
+function databaseUrl(name: string, value: string, severalHosts: boolean): string {
+  const problem = databaseUrlProblem(value, severalHosts);
+  if (problem) throw new ConfigError(`${name} ${problem}`);
+  return value;
+}
+
 function optionalDatabaseReadUrl(): string | undefined {
   const raw = optionalText("DATABASE_READ_URL");
-  return raw === undefined
-    ? undefined
-    : url(
-        "DATABASE_READ_URL",
-        raw,
-        ["postgres", "postgresql"],
-        "postgres://user@host:port/database",
-      );
+  return raw === undefined ? undefined : databaseUrl("DATABASE_READ_URL", raw, false);
 }
 
 function optionalRpcUrl(): string | undefined {
@@ -211,11 +213,10 @@ function load() {
   const preset = oneOf<Preset>("PRESET", ["devnet", "mainnet"], "devnet");
   return {
     logLevel: oneOf("LOG_LEVEL", ["trace", "debug", "info", "warn", "error", "silent"], "info"),
-    databaseUrl: url(
+    databaseUrl: databaseUrl(
       "DATABASE_URL",
       text("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/citizen_staking"),
-      ["postgres", "postgresql"],
-      "postgres://user@host:port/database",
+      true,
     ),
     redis: redis(),
     /** Prefix of every BullMQ key, so several deployments can share one Redis. */

@@ -34,6 +34,7 @@ import { deployDevnet, writeDeploymentFile } from "../devnet/deploy.ts";
 import { Scenario, scenarioBlocks } from "../devnet/scenario.ts";
 import { createQueues } from "../indexer/queues/queues.ts";
 import { config } from "../lib/config.ts";
+import { parseDatabaseUrl, withDatabase } from "../lib/database-url.ts";
 import { failureLine } from "../lib/fail.ts";
 import { openRedis } from "../lib/redis.ts";
 
@@ -69,9 +70,7 @@ const liveMinutes =
 /** Named after the node's port, which no other running demo can hold. */
 function demoDatabaseUrl(nodePort: number): string {
   if (process.env.DEMO_DATABASE_URL) return process.env.DEMO_DATABASE_URL;
-  const url = new URL(config.databaseUrl);
-  url.pathname = `/citizen_staking_demo_${nodePort}`;
-  return url.toString();
+  return withDatabase(config.databaseUrl, `citizen_staking_demo_${nodePort}`);
 }
 const demoQueuePrefix = (nodePort: number) =>
   process.env.DEMO_QUEUE_PREFIX ?? `citizen-staking-demo-${nodePort}`;
@@ -102,10 +101,8 @@ async function startNode() {
 }
 
 async function recreateDatabase(url: string) {
-  const admin = new URL(url);
-  const name = admin.pathname.slice(1);
-  admin.pathname = "/postgres";
-  const sql = postgres(admin.toString(), { max: 1, onnotice: () => {} });
+  const name = parseDatabaseUrl(url).database;
+  const sql = postgres(withDatabase(url, "postgres"), { max: 1, onnotice: () => {} });
   await sql.unsafe(`drop database if exists "${name.replaceAll('"', "")}" with (force)`);
   await sql.end();
   await ensureDatabase(url);

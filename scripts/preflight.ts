@@ -2,6 +2,7 @@
 import postgres from "postgres";
 import { anvilBinaryPath } from "../devnet/anvil.ts";
 import { config } from "../lib/config.ts";
+import { databaseHosts, withDatabase } from "../lib/database-url.ts";
 import { redactSecrets } from "../lib/error-cause.ts";
 import { describeRedis, openRedisOnce, redisVariable } from "../lib/redis.ts";
 
@@ -13,14 +14,16 @@ try {
   problems.push((error as Error).message);
 }
 
-const admin = new URL(config.databaseUrl);
-admin.pathname = "/postgres";
-const sql = postgres(admin.toString(), { max: 1, connect_timeout: 5, onnotice: () => {} });
+const sql = postgres(withDatabase(config.databaseUrl, "postgres"), {
+  max: 1,
+  connect_timeout: 5,
+  onnotice: () => {},
+});
 try {
   await sql`select 1`;
 } catch (error) {
   problems.push(
-    `Postgres is not reachable at ${admin.host} (DATABASE_URL): ${redactSecrets((error as Error).message)}. Start it, or point DATABASE_URL at one.`,
+    `Postgres is not reachable at ${databaseHosts(config.databaseUrl)} (DATABASE_URL): ${redactSecrets((error as Error).message)}. Start it, or point DATABASE_URL at one.`,
   );
 } finally {
   await sql.end({ timeout: 1 });

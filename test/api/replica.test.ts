@@ -1,15 +1,14 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import postgres from "postgres";
-import { type Address, formatUnits } from "viem";
+import type { Address } from "viem";
 import { POLL_MS } from "../../api/replica-watch.ts";
-import { mainnetStakerAbi as stakerAbi } from "../../contracts/generated/MainnetStaker.ts";
 import { createToken, revokeToken } from "../../db/tokens.ts";
 import { freePort } from "../../devnet/anvil.ts";
-import { readUnbatched } from "../../indexer/chain/unbatched-read.ts";
 import { citizenStakers } from "../../ops/verify.ts";
 import { startCommand } from "../support/commands.ts";
 import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
+import { type ApiRecord, apiHolding, chainHolding as chainHoldingAt } from "../support/holdings.ts";
 import { type IndexedDevnet, indexDevnet } from "../support/indexer.ts";
 import {
   type PrivatePostgres,
@@ -27,13 +26,6 @@ const USAGE_FLUSH_MS = 200;
 const BYTE = 10n ** 18n;
 
 type Harness = Awaited<ReturnType<typeof createApiHarness>>;
-type Record_ = {
-  type: "s1" | "s2";
-  id: string;
-  totalPoints: number;
-  timelock: { endTime: number };
-  bytes: { staked: number };
-};
 
 /**
  * The API reading a real streaming replica: a private primary and a `pg_basebackup -R` hot
@@ -60,40 +52,8 @@ describe("the API on a streaming replica", () => {
   const listingPath = (wallet: string) => `/v1/staking/citizens?address=${wallet}&limit=100`;
 
   /** A wallet's citizens as the staker's own view says at `block`, in the form compared. */
-  async function chainHolding(wallet: string, block: bigint) {
-    const positions = await readUnbatched(indexer.indexer.client, {
-      address: devnet.deployment.addresses.staker,
-      abi: stakerAbi,
-      functionName: "getStakerPositions",
-      args: [wallet as Address],
-      blockNumber: block,
-    });
-    const holding = new Map<string, string>();
-    for (const [type, citizens] of [
-      ["s1", positions.stakedS1Citizens],
-      ["s2", positions.stakedS2Citizens],
-    ] as const) {
-      for (const citizen of citizens) {
-        holding.set(
-          `${type}:${citizen.citizenId}`,
-          `${citizen.points}/${citizen.timelockEndTime}/${Number(formatUnits(citizen.stakedBytes, 18))}`,
-        );
-      }
-    }
-    return holding;
-  }
-
-  /** Records as the API serves them, in the same form. */
-  const apiHolding = (records: Iterable<unknown>) =>
-    new Map(
-      [...records].map((value) => {
-        const record = value as Record_;
-        return [
-          `${record.type}:${record.id}`,
-          `${record.totalPoints}/${record.timelock.endTime}/${record.bytes.staked}`,
-        ];
-      }),
-    );
+  const chainHolding = (wallet: string, block: bigint) =>
+    chainHoldingAt(indexer.indexer.client, devnet.deployment.addresses.staker, wallet, block);
 
   const lastSynced = (events: StreamEvent[]) =>
     (events.filter((event) => event.event === "synced").at(-1)?.data as { block: number })?.block ??
@@ -177,7 +137,7 @@ describe("the API on a streaming replica", () => {
       const response = await get(listingPath(wallet));
       expect(response.status).toBe(200);
       expect(response.headers.get("x-indexed-block")).toBe(String(block));
-      const { items } = (await response.json()) as { items: Record_[] };
+      const { items } = (await response.json()) as { items: ApiRecord[] };
       expect(apiHolding(items)).toEqual(await chainHolding(wallet, block));
     }
     const ready = await fetch(`${base}/readyz`);
@@ -359,7 +319,7 @@ describe("the API on a streaming replica", () => {
       }
       expect(moved.headers.get("x-indexed-block")).toBe(String(ahead));
       expect(moved.headers.get("etag")).not.toBe(etag);
-      const { items } = (await moved.json()) as { items: Record_[] };
+      const { items } = (await moved.json()) as { items: ApiRecord[] };
       expect(apiHolding(items)).toEqual(await chainHolding(WALLET, ahead));
       expect((await get(listingPath(WALLET), { "if-none-match": etag })).status).toBe(200);
       expect((await get(listingPath(WALLET), {}, fresh.token)).status).toBe(200);

@@ -17,6 +17,7 @@ import type { RedisSentinel, RedisTarget } from "../../lib/redis.ts";
 import { citizenStakers } from "../../ops/verify.ts";
 import { createScratchDatabase } from "../../scratch/database.ts";
 import { openStream } from "../api/stream-client.ts";
+import { pollApi } from "../support/api-poller.ts";
 import { runCommand, startCommand } from "../support/commands.ts";
 import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
 import {
@@ -89,32 +90,6 @@ async function chunkJobsFrom(port: number, firstBlock: bigint): Promise<string[]
     .map((key) => /:chunks:(index-(\d+)-\d+)$/.exec(key))
     .filter((match) => match !== null && BigInt(match[2]!) >= firstBlock)
     .map((match) => match![1]!);
-}
-
-/** Requests the API every 50 ms until stopped; each answer's status and time. */
-function pollApi(url: string, token: string) {
-  const answers: { status: number; ms: number; at: number }[] = [];
-  let stopped = false;
-  const done = (async () => {
-    while (!stopped) {
-      const sent = performance.now();
-      const status = await fetch(url, { headers: { authorization: `Bearer ${token}` } })
-        .then(async (response) => {
-          await response.arrayBuffer();
-          return response.status;
-        })
-        .catch(() => 0);
-      answers.push({ status, ms: performance.now() - sent, at: Date.now() });
-      await Bun.sleep(50);
-    }
-  })();
-  return {
-    answers,
-    async stop() {
-      stopped = true;
-      await done;
-    },
-  };
 }
 
 test("the Sentinel settings: a wrong master name or password, or a bad list, is named in one line", async () => {
