@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
 import { type IndexedDevnet, indexDevnet } from "../support/indexer.ts";
+import { type ScenarioChain, startScenarioChain } from "../support/scenario-chain.ts";
 
 describe("backfill through chunk jobs", () => {
-  let devnet: ScenarioDevnet;
+  let devnet: ScenarioChain;
   let harness: IndexedDevnet;
 
   beforeAll(async () => {
-    devnet = await startScenarioDevnet({ events: 2_000, seed: "backfill" });
+    devnet = await startScenarioChain({ events: 2_000, seed: "backfill" });
   });
 
   afterAll(async () => {
@@ -20,7 +20,7 @@ describe("backfill through chunk jobs", () => {
     const { to, chunks } = harness.backfill;
     expect(chunks).toBeGreaterThan(1);
     expect(await harness.indexer.store.countEvents(devnet.deployment.deployBlock, to)).toBe(
-      devnet.scenario.stakerEvents,
+      devnet.progress.stakerEvents,
     );
     expect(await harness.mismatches()).toEqual([]);
   });

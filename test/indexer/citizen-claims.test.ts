@@ -7,8 +7,8 @@ import { ClaimedCitizenReads, citizenClaimKey } from "../../indexer/jobs/citizen
 import { openRedis } from "../../lib/redis.ts";
 import type { Season } from "../../lib/vocabulary.ts";
 import { startCommand } from "../support/commands.ts";
-import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
 import { startTestIndexer, type TestIndexer } from "../support/indexer.ts";
+import { type ScenarioChain, startScenarioChain } from "../support/scenario-chain.ts";
 
 /** Each citizen read asks its contract for the identity once: one count per citizen read. */
 const IDENTITY_READ = "getIdentityIdOfTokenId";
@@ -18,11 +18,11 @@ const IDENTITY_READ = "getIdentityIdOfTokenId";
  * citizen is read once; a claim whose holder died lapses and another process reads it.
  */
 describe("citizen reads claimed across worker processes", () => {
-  let devnet: ScenarioDevnet;
+  let devnet: ScenarioChain;
   const harnesses: TestIndexer[] = [];
 
   beforeAll(async () => {
-    devnet = await startScenarioDevnet({ events: 400, seed: "citizen-claims", wallets: 6 });
+    devnet = await startScenarioChain({ events: 400, seed: "citizen-claims", wallets: 6 });
   });
 
   afterAll(async () => {
