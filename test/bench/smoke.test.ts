@@ -2,9 +2,9 @@ import { describe, expect, test } from "bun:test";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { createPublicClient, encodeFunctionData, erc20Abi, http } from "viem";
-import { startRpcProxy } from "../../bench/support/rpc-proxy.ts";
-import { functionNames } from "../../bench/support/view-calls.ts";
 import { startAnvil } from "../../devnet/anvil.ts";
+import { startRpcProxy } from "../support/rpc-proxy.ts";
+import { functionNames } from "../support/view-calls.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
 

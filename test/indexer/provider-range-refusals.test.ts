@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { RpcRequestError } from "viem";
-import { startProviderNode } from "../../bench/support/provider-node.ts";
-import { RANGE_REFUSALS, RATE_LIMITS } from "../../bench/support/provider-wordings.ts";
 import { createChainClient } from "../../indexer/chain/client.ts";
 import { fetchStakerLogs, LogRangeGovernor } from "../../indexer/chain/logs.ts";
 import { readRangeRefusal } from "../../indexer/chain/range-refusals.ts";
+import { startProviderNode } from "../support/provider-node.ts";
+import { RANGE_REFUSALS, RATE_LIMITS } from "../support/provider-wordings.ts";
 import { type ScenarioChain, startScenarioChain } from "../support/scenario-chain.ts";
 
 /**

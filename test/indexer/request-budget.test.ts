@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { type ProviderNode, startProviderNode } from "../../bench/support/provider-node.ts";
 import { indexDevnet, type TestIndexer } from "../support/indexer.ts";
+import { type ProviderNode, startProviderNode } from "../support/provider-node.ts";
 import { type ScenarioChain, startScenarioChain } from "../support/scenario-chain.ts";
 
 describe("an RPC request budget", () => {

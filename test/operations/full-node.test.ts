@@ -4,13 +4,13 @@
  * provider-shaped node plays each client's full node, in its own words.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { type ProviderNode, startProviderNode } from "../../bench/support/provider-node.ts";
-import { PRUNED_STATE } from "../../bench/support/provider-wordings.ts";
 import { isPrunedState } from "../../indexer/chain/pruned-state.ts";
 import { checkChainSettings } from "../../ops/chain-settings.ts";
 import { createScratchDatabase } from "../../scratch/database.ts";
 import { createScratchRedisPrefix } from "../../scratch/redis.ts";
 import { runCommand } from "../support/commands.ts";
+import { type ProviderNode, startProviderNode } from "../support/provider-node.ts";
+import { PRUNED_STATE } from "../support/provider-wordings.ts";
 import { type ScenarioChain, startScenarioChain } from "../support/scenario-chain.ts";
 
 let devnet: ScenarioChain;
