@@ -45,8 +45,11 @@ describe("the same tables whatever happens on the way", () => {
     await devnet?.stop();
   });
 
-  test("a plain backfill matches the staker's views for every wallet", async () => {
+  test("a plain backfill stores every staker event and matches the staker's views for every wallet", async () => {
     expect(referenceTables.staked_citizens?.length).toBeGreaterThan(100);
+    expect(await reference.indexer.store.countEvents(devnet.deployment.deployBlock, head)).toBe(
+      devnet.progress.stakerEvents,
+    );
     expect(await reference.mismatches()).toEqual([]);
   });
 
