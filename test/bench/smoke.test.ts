@@ -184,7 +184,7 @@ describe("benchmarks in smoke size", () => {
     // that answered a hash it never gave out would have the indexer read by number.
     expect(sparse.backfill.rpc.stateReadsBy.hash).toBeGreaterThan(0);
     expect(sparse.backfill.rpc.stateReadsBy.number).toBe(0);
-  }, 300_000);
+  }, 600_000);
 
   test("the lag bench completes and reports p95 against the target", async () => {
     expectReport(await runSmoke("lag"), ["p95_over_target"]);
