@@ -22,9 +22,13 @@ import { createCitizensService } from "../api/modules/citizens/service.ts";
 import { openReads } from "../api/reads.ts";
 import { createDatabase } from "../db/client.ts";
 import { createScratchDatabase } from "../scratch/database.ts";
+import {
+  autovacuumIsOn,
+  defaultCitizens,
+  writeHistory,
+} from "../test/support/synthetic-history.ts";
 import { numberList, readFlags, runMain, wholeNumber } from "./support/flags.ts";
 import { log, percentile, round, table } from "./support/report.ts";
-import { autovacuumIsOn, defaultCitizens, writeHistory } from "./support/synthetic-history.ts";
 
 async function samples(db: ReturnType<typeof createDatabase>["db"], n: number, indexed: number) {
   const now = await db.execute<{ season: number; citizen_id: string; staker: string }>(

@@ -39,6 +39,9 @@ import { fetchRange } from "../indexer/fetch/fetch-range.ts";
 import { createIndexer } from "../indexer/indexer.ts";
 import { createScratchDatabase } from "../scratch/database.ts";
 import { createScratchRedisPrefix } from "../scratch/redis.ts";
+import { type RpcProxy, type RpcTally, startRpcProxy } from "../test/support/rpc-proxy.ts";
+import { type ChunkWritePoint, writeHistory } from "../test/support/synthetic-history.ts";
+import { functionNames } from "../test/support/view-calls.ts";
 import type { BenchAnvil } from "./support/anvil-process.ts";
 import type {
   BestLimitRun,
@@ -56,10 +59,7 @@ import { threadCpuOf, threadCpuSince } from "./support/backfill-threads.ts";
 import { numberList, readFlags, runMain, wholeNumber } from "./support/flags.ts";
 import { type Child, coresBetween, cpuByRole, peakRssOf, spawnBun } from "./support/processes.ts";
 import { log, percentile, round, table, writeReport } from "./support/report.ts";
-import { type RpcProxy, type RpcTally, startRpcProxy } from "./support/rpc-proxy.ts";
 import { type CachedScenario, defaultWallets, loadScenario } from "./support/scenario-cache.ts";
-import { type ChunkWritePoint, writeHistory } from "./support/synthetic-history.ts";
-import { functionNames } from "./support/view-calls.ts";
 
 export class BackfillStalled extends Error {
   override name = "BackfillStalled";

@@ -22,15 +22,15 @@ import { mayHoldStakerLogs } from "../indexer/chain/log-bloom.ts";
 import { createIndexer } from "../indexer/indexer.ts";
 import { createScratchDatabase } from "../scratch/database.ts";
 import { createScratchRedisPrefix } from "../scratch/redis.ts";
+import { bloomWithFill } from "../test/support/busy-blocks.ts";
+import { type ProviderNodeStats, startProviderNode } from "../test/support/provider-node.ts";
+import { spreadBlocks, startSparseChain } from "../test/support/sparse-chain.ts";
 import { measureLimit } from "./backfill.ts";
 import type { BenchAnvil } from "./support/anvil-process.ts";
-import { bloomWithFill } from "./support/busy-blocks.ts";
 import { readFlags, runMain, wholeNumber } from "./support/flags.ts";
 import { type Child, spawnBun } from "./support/processes.ts";
-import { type ProviderNodeStats, startProviderNode } from "./support/provider-node.ts";
 import { log, round, table, writeReport } from "./support/report.ts";
 import { type CachedScenario, defaultWallets, loadScenario } from "./support/scenario-cache.ts";
-import { spreadBlocks, startSparseChain } from "./support/sparse-chain.ts";
 
 export class MainnetRunStalled extends Error {
   override name = "MainnetRunStalled";

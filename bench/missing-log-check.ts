@@ -18,7 +18,7 @@ import { fetchRange } from "../indexer/fetch/fetch-range.ts";
 import { createIndexer } from "../indexer/indexer.ts";
 import { createScratchDatabase } from "../scratch/database.ts";
 import { createScratchRedisPrefix } from "../scratch/redis.ts";
-import { startRpcProxy } from "./support/rpc-proxy.ts";
+import { startRpcProxy } from "../test/support/rpc-proxy.ts";
 
 const CHUNK = 2_000n;
 

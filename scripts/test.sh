@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # The test suite on real Postgres, Redis and anvil; installs what is missing first.
+# Files run in parallel (each owns its database, Redis prefix and ports); test/timings.json, the
+# per-file durations of a full run, makes the slowest start first. Refresh it after adding a slow
+# file: ./scripts/test.sh --update-timings
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/bootstrap.sh
 # Info logs from the indexer under test would bury the test report.
 export LOG_LEVEL="${LOG_LEVEL:-warn}"
-exec bun test --timeout 180000 "$@"
+# Files at once: most of a file's time is waiting on anvil, Postgres and child processes.
+exec bun test --timeout 180000 --parallel="${TEST_PARALLEL:-3}" --timings=test/timings.json "$@"

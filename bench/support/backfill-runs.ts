@@ -2,8 +2,9 @@
  * What one `bench:backfill` run measures, declared once: `bench/backfill.ts` produces these
  * and `backfill-tables.ts` renders them, so neither imports the other.
  */
+
+import type { RpcTally } from "../../test/support/rpc-proxy.ts";
 import type { ThreadRole } from "./backfill-threads.ts";
-import type { RpcTally } from "./rpc-proxy.ts";
 import type { ScenarioSpec } from "./scenario-cache.ts";
 
 /** The workers' way to the node: straight, through the counting proxy, or through a slow one. */

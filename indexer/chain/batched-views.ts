@@ -68,7 +68,7 @@ export function calldataOf(call: BatchedView): Hex {
 
 /**
  * A call's value from its own answer, or undefined where only the single read can say what the
- * answer means (exported for test/indexer/batched-views.test.ts).
+ * answer means (exported for test/unit/batched-views.test.ts).
  */
 export function decodeView(call: BatchedView, returnData: Hex): unknown {
   return codecOf(call).decode(call, returnData);

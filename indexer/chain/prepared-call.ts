@@ -19,7 +19,7 @@ const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
  * function up in the ABI and hashes its signature for every call). Only for functions whose
  * inputs are all uint256 or address, the views the indexer reads in bulk; anything else is
  * refused here, once, when the builder is made. The same bytes as encodeFunctionData
- * (test/indexer/prepared-call.test.ts).
+ * (test/unit/prepared-call.test.ts).
  */
 export function prepareCall<const abi extends Abi>(
   abi: abi,

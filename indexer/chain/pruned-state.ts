@@ -4,7 +4,7 @@ import { BaseError } from "viem";
  * How nodes say they no longer hold the state at a block (a full node keeps only its last 128
  * or so): geth's missing trie node (hash and path schemes), erigon 3's history that is "not
  * available", reth's "is pruned", Nethermind's "No state available for block", OpenEthereum's
- * state pruning. Recorded with their sources in bench/support/provider-wordings.ts.
+ * state pruning. Recorded with their sources in test/support/provider-wordings.ts.
  */
 const PRUNED_STATE =
   /missing trie node|state at block #?\d+ is pruned|no state available for block|data before txNum=\d+ is not available|historical state .* is not available|running with state pruning/i;

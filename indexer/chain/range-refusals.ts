@@ -9,7 +9,7 @@ import { isRateLimited } from "./rate-limits.ts";
 export type RangeRefusal = { passingSpan?: bigint };
 
 type Wording = {
-  /** Who words it so (bench/support/provider-wordings.ts records each with its source). */
+  /** Who words it so (test/support/provider-wordings.ts records each with its source). */
   provider: string;
   pattern: RegExp;
   /** The span that would pass, from the words matched. */

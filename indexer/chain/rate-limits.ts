@@ -3,7 +3,7 @@
  * request. Providers word it each their own way, and over codes that also mean other things:
  * Infura answers its rate limits with -32005, EIP-1474's "limit exceeded", which it also gives a
  * log query that returns too many results, so the code alone tells nothing and the words decide.
- * Recorded with their sources in bench/support/provider-wordings.ts (RATE_LIMITS).
+ * Recorded with their sources in test/support/provider-wordings.ts (RATE_LIMITS).
  */
 import { BaseError, HttpRequestError, RpcRequestError } from "viem";
 

@@ -19,7 +19,7 @@ export interface StaticCallResult {
  * joins the calldata piece by piece: on a backfill that was a sixth of a worker's CPU for the
  * reads. Here the calldata is joined once from prepared words and the answer is sliced as a hex
  * string. An answer that does not read as the layout the reader writes goes to viem's decoder,
- * so a malformed answer fails exactly as before (test/indexer/static-call-codec.test.ts checks both
+ * so a malformed answer fails exactly as before (test/unit/static-call-codec.test.ts checks both
  * against viem).
  */
 export function encodeRun(

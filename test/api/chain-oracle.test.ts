@@ -5,8 +5,8 @@ import { mainnetStakerAbi as stakerAbi } from "../../contracts/generated/Mainnet
 import { stakedCitizens, stakerEvents } from "../../db/schema.ts";
 import { readUnbatched } from "../../indexer/chain/unbatched-read.ts";
 import { citizenStakers } from "../../ops/verify.ts";
-import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
 import { type IndexedDevnet, indexDevnet } from "../support/indexer.ts";
+import { type ScenarioChain, startScenarioChain } from "../support/scenario-chain.ts";
 import { createApiHarness } from "./support.ts";
 
 type CitizenRecord = {
@@ -23,7 +23,7 @@ type CitizenRecord = {
 
 /** Over real HTTP, against tables the indexer filled from a scenario: the chain is the oracle. */
 describe("the API agrees with the staker's own views", () => {
-  let devnet: ScenarioDevnet;
+  let devnet: ScenarioChain;
   let indexer: IndexedDevnet;
   let api: Awaited<ReturnType<typeof createApiHarness>>;
   let server: ReturnType<Awaited<ReturnType<typeof createApiHarness>>["app"]["listen"]>;
@@ -34,7 +34,7 @@ describe("the API agrees with the staker's own views", () => {
     fetch(`${base}${path}`, { headers: { authorization: `Bearer ${api.token}` } });
 
   beforeAll(async () => {
-    devnet = await startScenarioDevnet({ events: 2_500, seed: "api-oracle" });
+    devnet = await startScenarioChain({ events: 2_500, seed: "api-oracle" });
     indexer = await indexDevnet(devnet, { label: "api_oracle" });
     indexedBlock = indexer.indexedBlock;
     api = await createApiHarness({ databaseUrl: indexer.database.url });

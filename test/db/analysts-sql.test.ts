@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
 import { indexDevnet, type TestIndexer } from "../support/indexer.ts";
+import { type ScenarioChain, startScenarioChain } from "../support/scenario-chain.ts";
 
 /**
  * The analysts' examples in docs/analysts.md, as written, against an indexed devnet (what the
@@ -24,11 +24,11 @@ const mainnet = blocks.filter((block) => block.mainnet).flatMap((block) => block
 const JIT_ABOVE_COST = 100_000;
 
 describe("the SQL examples of docs/analysts.md", () => {
-  let devnet: ScenarioDevnet;
+  let devnet: ScenarioChain;
   let harness: TestIndexer;
 
   beforeAll(async () => {
-    devnet = await startScenarioDevnet({ events: 600, seed: "readme-sql" });
+    devnet = await startScenarioChain({ events: 600, seed: "readme-sql" });
     harness = await indexDevnet(devnet, {
       label: "analysts-sql",
       to: await devnet.client.getBlockNumber(),

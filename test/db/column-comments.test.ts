@@ -6,8 +6,8 @@ import type { Address } from "viem";
 import { neoTokyoStakerAbi, s1CitizenAbi } from "../../contracts/generated/index.ts";
 import * as schema from "../../db/schema.ts";
 import { createScratchDatabase } from "../../scratch/database.ts";
-import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
 import { indexDevnet, type TestIndexer } from "../support/indexer.ts";
+import { type ScenarioChain, startScenarioChain } from "../support/scenario-chain.ts";
 
 /** Every table db/schema.ts declares: the analyst's tables and the indexer's and API's own. */
 const schemaTables = Object.values(schema)
@@ -71,12 +71,12 @@ async function commentOn(db: postgres.Sql, target: string): Promise<string> {
 }
 
 describe("the comments say what the chain says", () => {
-  let devnet: ScenarioDevnet;
+  let devnet: ScenarioChain;
   let harness: TestIndexer;
   let db: postgres.Sql;
 
   beforeAll(async () => {
-    devnet = await startScenarioDevnet({ events: 400, seed: "column-comments" });
+    devnet = await startScenarioChain({ events: 400, seed: "column-comments" });
     harness = await indexDevnet(devnet, {
       label: "comments_chain",
       to: await devnet.client.getBlockNumber(),

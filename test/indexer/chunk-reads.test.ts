@@ -7,7 +7,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { and, eq } from "drizzle-orm";
 import { type Address, encodeFunctionData, type Hex, numberToHex } from "viem";
-import { startRpcProxy } from "../../bench/support/rpc-proxy.ts";
 import { neoTokyoStakerAbi, vaultAbi } from "../../contracts/generated/index.ts";
 import { type CitizenStakeRow, citizenStakes } from "../../db/schema.ts";
 import { DAY, STAKER_ASSET_ID } from "../../devnet/settings.ts";
@@ -18,6 +17,7 @@ import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
 import { startDevnetIndexer, type TestIndexer } from "../support/indexer.ts";
 import { startLyingNode } from "../support/lying-node.ts";
 import { startRpcFaultProxy } from "../support/rpc-fault-proxy.ts";
+import { startRpcProxy } from "../support/rpc-proxy.ts";
 import { stakingActions, type TransactionJson } from "../support/staking.ts";
 
 /** One wallet per test: a test's stakes do not show in another's checks. */

@@ -1,6 +1,4 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { startRpcProxy } from "../../bench/support/rpc-proxy.ts";
-import { functionNames } from "../../bench/support/view-calls.ts";
 import { type CitizenKey, readCitizens } from "../../indexer/chain/citizen-reads.ts";
 import { s1CitizenAbi, s2CitizenAbi } from "../../indexer/chain/token-abis.ts";
 import {
@@ -10,8 +8,10 @@ import {
 import { openRedis } from "../../lib/redis.ts";
 import type { Season } from "../../lib/vocabulary.ts";
 import { startCommand } from "../support/commands.ts";
-import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
 import { startTestIndexer, type TestIndexer } from "../support/indexer.ts";
+import { startRpcProxy } from "../support/rpc-proxy.ts";
+import { type ScenarioChain, startScenarioChain } from "../support/scenario-chain.ts";
+import { functionNames } from "../support/view-calls.ts";
 
 /** Each citizen read asks its contract for the identity once: one count per citizen read. */
 const IDENTITY_READ = "getIdentityIdOfTokenId";
@@ -21,11 +21,11 @@ const IDENTITY_READ = "getIdentityIdOfTokenId";
  * citizen is read once; a claim whose holder died lapses and another process reads it.
  */
 describe("citizen reads claimed across worker processes", () => {
-  let devnet: ScenarioDevnet;
+  let devnet: ScenarioChain;
   const harnesses: TestIndexer[] = [];
 
   beforeAll(async () => {
-    devnet = await startScenarioDevnet({ events: 400, seed: "citizen-claims", wallets: 6 });
+    devnet = await startScenarioChain({ events: 400, seed: "citizen-claims", wallets: 6 });
   });
 
   afterAll(async () => {

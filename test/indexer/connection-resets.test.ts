@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { type ProviderNode, startProviderNode } from "../../bench/support/provider-node.ts";
 import { startAnvil } from "../../devnet/anvil.ts";
 import { createChainClient } from "../../indexer/chain/client.ts";
+import { type ProviderNode, startProviderNode } from "../support/provider-node.ts";
 
 let anvil: Awaited<ReturnType<typeof startAnvil>>;
 let node: ProviderNode;

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SeededRandom } from "../../devnet/random.ts";
 import { chunkJobId, chunkJobOptions, enqueueRange } from "../../indexer/queues/queues.ts";
 import { splitRange } from "../../indexer/store/ranges.ts";
-import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
 import { indexDevnet, startTestIndexer, type TestIndexer } from "../support/indexer.ts";
+import { type ScenarioChain, startScenarioChain } from "../support/scenario-chain.ts";
 import { tableSnapshot } from "../support/snapshot.ts";
 
 /**
@@ -11,7 +11,7 @@ import { tableSnapshot } from "../support/snapshot.ts";
  * and those tables must match the staker's own views.
  */
 describe("the same tables whatever happens on the way", () => {
-  let devnet: ScenarioDevnet;
+  let devnet: ScenarioChain;
   let reference: TestIndexer;
   let referenceTables: Record<string, string[]>;
   let head: bigint;
@@ -29,7 +29,7 @@ describe("the same tables whatever happens on the way", () => {
   };
 
   beforeAll(async () => {
-    devnet = await startScenarioDevnet({ events: 3_000, seed: "crash-safety" });
+    devnet = await startScenarioChain({ events: 3_000, seed: "crash-safety" });
     head = await devnet.client.getBlockNumber();
     reference = await indexDevnet(devnet, {
       label: "reference",
@@ -45,8 +45,11 @@ describe("the same tables whatever happens on the way", () => {
     await devnet?.stop();
   });
 
-  test("a plain backfill matches the staker's views for every wallet", async () => {
+  test("a plain backfill stores every staker event and matches the staker's views for every wallet", async () => {
     expect(referenceTables.staked_citizens?.length).toBeGreaterThan(100);
+    expect(await reference.indexer.store.countEvents(devnet.deployment.deployBlock, head)).toBe(
+      devnet.progress.stakerEvents,
+    );
     expect(await reference.mismatches()).toEqual([]);
   });
 

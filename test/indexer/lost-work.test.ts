@@ -1,17 +1,17 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
 import { startTestIndexer, type TestIndexer } from "../support/indexer.ts";
+import { type ScenarioChain, startScenarioChain } from "../support/scenario-chain.ts";
 
 /**
  * Work scheduled in Postgres but lost from Redis (a restart without persistence, a flush) is
  * found and queued again by whatever indexer process is running, including a lone `backfill`.
  */
 describe("no lost work", () => {
-  let devnet: ScenarioDevnet;
+  let devnet: ScenarioChain;
   const harnesses: TestIndexer[] = [];
 
   beforeAll(async () => {
-    devnet = await startScenarioDevnet({ events: 600, seed: "lost-work" });
+    devnet = await startScenarioChain({ events: 600, seed: "lost-work" });
     // Empty blocks make many one-block chunks, so the flush lands mid-backfill.
     await devnet.client.mine({ blocks: 300 });
   });

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { RpcRequestError } from "viem";
-import { startProviderNode } from "../../bench/support/provider-node.ts";
-import { RANGE_REFUSALS, RATE_LIMITS } from "../../bench/support/provider-wordings.ts";
 import { createChainClient } from "../../indexer/chain/client.ts";
 import { fetchStakerLogs, LogRangeGovernor } from "../../indexer/chain/logs.ts";
 import { readRangeRefusal } from "../../indexer/chain/range-refusals.ts";
-import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
+import { startProviderNode } from "../support/provider-node.ts";
+import { RANGE_REFUSALS, RATE_LIMITS } from "../support/provider-wordings.ts";
+import { type ScenarioChain, startScenarioChain } from "../support/scenario-chain.ts";
 
 /**
  * Every recorded provider and client wording, answered by the provider-shaped node in front of
@@ -13,7 +13,7 @@ import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
  * words name a span that passes, the fetcher takes it at once (one refusal).
  */
 describe("each provider's refusal of an eth_getLogs range", () => {
-  let devnet: ScenarioDevnet;
+  let devnet: ScenarioChain;
   let from: bigint;
   let head: bigint;
   let direct: Awaited<ReturnType<typeof fetchStakerLogs>>;
@@ -21,7 +21,7 @@ describe("each provider's refusal of an eth_getLogs range", () => {
   let maxResults: number;
 
   beforeAll(async () => {
-    devnet = await startScenarioDevnet({ events: 400, seed: "provider-wordings" });
+    devnet = await startScenarioChain({ events: 400, seed: "provider-wordings" });
     from = devnet.deployment.deployBlock;
     head = await devnet.client.getBlockNumber();
     direct = await fetchStakerLogs(

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
-import { writeHistory } from "../../bench/support/synthetic-history.ts";
 import { createDatabase } from "../../db/client.ts";
 import { recomputeStatement } from "../../indexer/store/projection.ts";
 import { createScratchDatabase } from "../../scratch/database.ts";
+import { writeHistory } from "../support/synthetic-history.ts";
 
 /**
  * The projection's rewrite of staked_citizens must not depend on staked_citizens_at's row

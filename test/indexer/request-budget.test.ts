@@ -1,15 +1,15 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { type ProviderNode, startProviderNode } from "../../bench/support/provider-node.ts";
-import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
 import { indexDevnet, type TestIndexer } from "../support/indexer.ts";
+import { type ProviderNode, startProviderNode } from "../support/provider-node.ts";
+import { type ScenarioChain, startScenarioChain } from "../support/scenario-chain.ts";
 
 describe("an RPC request budget", () => {
-  let devnet: ScenarioDevnet;
+  let devnet: ScenarioChain;
   let node: ProviderNode;
   const harnesses: TestIndexer[] = [];
 
   beforeAll(async () => {
-    devnet = await startScenarioDevnet({ events: 600, seed: "request-budget" });
+    devnet = await startScenarioChain({ events: 600, seed: "request-budget" });
     // A free-tier key: 25 calls a second, each call of a batch counted, 429 beyond.
     node = startProviderNode(devnet.node.rpcUrl, {
       latencyMs: 20,

@@ -1,16 +1,16 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
 import { indexDevnet, type TestIndexer } from "../support/indexer.ts";
 import { startRpcFaultProxy } from "../support/rpc-fault-proxy.ts";
+import { type ScenarioChain, startScenarioChain } from "../support/scenario-chain.ts";
 import { tableSnapshot } from "../support/snapshot.ts";
 
 describe("a misbehaving RPC provider", () => {
-  let devnet: ScenarioDevnet;
+  let devnet: ScenarioChain;
   const harnesses: TestIndexer[] = [];
   let proxy: ReturnType<typeof startRpcFaultProxy>;
 
   beforeAll(async () => {
-    devnet = await startScenarioDevnet({ events: 2_000, seed: "rpc-faults" });
+    devnet = await startScenarioChain({ events: 2_000, seed: "rpc-faults" });
     proxy = startRpcFaultProxy({
       upstream: devnet.node.rpcUrl,
       faultRate: 0.2,

@@ -8,9 +8,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chunkJobId, enqueueRange, MAX_STALLED_COUNT } from "../../indexer/queues/queues.ts";
 import { RECONCILE_INTERVAL_MS } from "../../indexer/reconciler/reconciler.ts";
 import { startCommand } from "../support/commands.ts";
-import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
 import { startTestIndexer, type TestIndexer } from "../support/indexer.ts";
 import { startRpcFaultProxy } from "../support/rpc-fault-proxy.ts";
+import { type ScenarioChain, startScenarioChain } from "../support/scenario-chain.ts";
 
 /** JOB_LOCK_MS of the workers: a dead worker's chunk is back in the queue about this late. */
 const LOCK_MS = 1_000;
@@ -22,12 +22,12 @@ const LOCK_MS = 1_000;
 const RETAKE_MS = 20_000 + 3 * LOCK_MS + RECONCILE_INTERVAL_MS;
 
 describe("a chunk whose worker dies is retried, however often", () => {
-  let devnet: ScenarioDevnet;
+  let devnet: ScenarioChain;
   let proxy: ReturnType<typeof startRpcFaultProxy>;
   const harnesses: TestIndexer[] = [];
 
   beforeAll(async () => {
-    devnet = await startScenarioDevnet({ events: 60, seed: "stalled-chunks" });
+    devnet = await startScenarioChain({ events: 60, seed: "stalled-chunks" });
     proxy = startRpcFaultProxy({ upstream: devnet.node.rpcUrl, faultRate: 0, holdMs: 0 });
   });
 

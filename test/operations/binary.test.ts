@@ -18,7 +18,7 @@ import { config } from "../../lib/config.ts";
 import { writeDeploymentFile } from "../../lib/devnet-file.ts";
 import { createScratchRedisPrefix } from "../../scratch/redis.ts";
 import { runProcess, type SpawnPlace, startProcess } from "../support/commands.ts";
-import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
+import { type ScenarioChain, startScenarioChain } from "../support/scenario-chain.ts";
 
 const REPO_ROOT = join(import.meta.dir, "..", "..");
 
@@ -53,7 +53,7 @@ async function tryHidingSource(): Promise<boolean> {
 }
 
 describe("the compiled binary, alone", () => {
-  let devnet: ScenarioDevnet;
+  let devnet: ScenarioChain;
   let work: string;
   let binary: string;
   let place: SpawnPlace;
@@ -96,7 +96,7 @@ describe("the compiled binary, alone", () => {
       console.error("cannot unshare a mount namespace here: the source tree stays visible");
     }
 
-    devnet = await startScenarioDevnet({ events: 120, seed: "binary" });
+    devnet = await startScenarioChain({ events: 120, seed: "binary" });
     const devnetFile = join(work, "devnet.json");
     await writeDeploymentFile(devnetFile, devnet.deployment);
 

@@ -21,10 +21,10 @@ import { checkChainSettings } from "../../ops/chain-settings.ts";
 import { createScratchDatabase } from "../../scratch/database.ts";
 import { createScratchRedisPrefix } from "../../scratch/redis.ts";
 import { type CommandResult, runCommand } from "../support/commands.ts";
-import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
+import { type ScenarioChain, startScenarioChain } from "../support/scenario-chain.ts";
 import { LOADED_MACHINE_MS } from "../support/time.ts";
 
-let devnet: ScenarioDevnet;
+let devnet: ScenarioChain;
 let database: Awaited<ReturnType<typeof createScratchDatabase>>;
 const redis = createScratchRedisPrefix("cli");
 let closedPort: number;
@@ -57,7 +57,7 @@ function expectOneLine(result: CommandResult, code: number, mentions: string[]) 
 
 beforeAll(async () => {
   [devnet, database, closedPort] = await Promise.all([
-    startScenarioDevnet({ events: 30, seed: "cli-errors" }),
+    startScenarioChain({ events: 30, seed: "cli-errors" }),
     createScratchDatabase("cli"),
     freePort(),
   ]);

@@ -4,23 +4,23 @@
  * provider-shaped node plays each client's full node, in its own words.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { type ProviderNode, startProviderNode } from "../../bench/support/provider-node.ts";
-import { PRUNED_STATE } from "../../bench/support/provider-wordings.ts";
 import { isPrunedState } from "../../indexer/chain/pruned-state.ts";
 import { checkChainSettings } from "../../ops/chain-settings.ts";
 import { createScratchDatabase } from "../../scratch/database.ts";
 import { createScratchRedisPrefix } from "../../scratch/redis.ts";
 import { runCommand } from "../support/commands.ts";
-import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
+import { type ProviderNode, startProviderNode } from "../support/provider-node.ts";
+import { PRUNED_STATE } from "../support/provider-wordings.ts";
+import { type ScenarioChain, startScenarioChain } from "../support/scenario-chain.ts";
 
-let devnet: ScenarioDevnet;
+let devnet: ScenarioChain;
 let database: Awaited<ReturnType<typeof createScratchDatabase>>;
 const redis = createScratchRedisPrefix("full-node");
 const nodes: ProviderNode[] = [];
 
 beforeAll(async () => {
   [devnet, database] = await Promise.all([
-    startScenarioDevnet({ events: 30, seed: "full-node" }),
+    startScenarioChain({ events: 30, seed: "full-node" }),
     createScratchDatabase("full_node"),
   ]);
   // The deploy block falls out of a full node's last 128 states (empty blocks: cheap for anvil).

@@ -9,9 +9,9 @@ import { freePort } from "../../devnet/anvil.ts";
 import { createScratchDatabase } from "../../scratch/database.ts";
 import { createScratchRedisPrefix } from "../../scratch/redis.ts";
 import { runCommand, startCommand } from "../support/commands.ts";
-import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
+import { type ScenarioChain, startScenarioChain } from "../support/scenario-chain.ts";
 
-let devnet: ScenarioDevnet;
+let devnet: ScenarioChain;
 let database: Awaited<ReturnType<typeof createScratchDatabase>>;
 const redis = createScratchRedisPrefix("metrics");
 
@@ -44,7 +44,7 @@ async function scrape(port: number): Promise<string | undefined> {
 
 beforeAll(async () => {
   [devnet, database] = await Promise.all([
-    startScenarioDevnet({ events: 120, seed: "metrics" }),
+    startScenarioChain({ events: 120, seed: "metrics" }),
     createScratchDatabase("metrics"),
   ]);
 });

@@ -8,9 +8,9 @@ import { freePort } from "../../devnet/anvil.ts";
 import { createScratchDatabase } from "../../scratch/database.ts";
 import { createScratchRedisPrefix } from "../../scratch/redis.ts";
 import { runCommand } from "../support/commands.ts";
-import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
+import { type ScenarioChain, startScenarioChain } from "../support/scenario-chain.ts";
 
-let devnet: ScenarioDevnet;
+let devnet: ScenarioChain;
 let database: Awaited<ReturnType<typeof createScratchDatabase>>;
 const redis = createScratchRedisPrefix("progress");
 let from: bigint;
@@ -51,7 +51,7 @@ async function citizenStakes() {
 
 beforeAll(async () => {
   [devnet, database] = await Promise.all([
-    startScenarioDevnet({ events: 40, seed: "progress" }),
+    startScenarioChain({ events: 40, seed: "progress" }),
     createScratchDatabase("progress"),
   ]);
   from = devnet.deployment.deployBlock;

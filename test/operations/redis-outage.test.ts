@@ -7,14 +7,14 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createScratchDatabase } from "../../scratch/database.ts";
 import { createScratchRedisPrefix } from "../../scratch/redis.ts";
 import { startCommand } from "../support/commands.ts";
-import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
+import { type ScenarioChain, startScenarioChain } from "../support/scenario-chain.ts";
 import { startTcpProxy } from "../support/tcp-proxy.ts";
 import { LOADED_MACHINE_MS } from "../support/time.ts";
 
 /** ioredis's own reconnect policy (ours is its default): waits grow by 50 ms up to 2 s. */
 const IOREDIS_MAX_RECONNECT_DELAY_MS = 2_000;
 
-let devnet: ScenarioDevnet;
+let devnet: ScenarioChain;
 let database: Awaited<ReturnType<typeof createScratchDatabase>>;
 const redis = createScratchRedisPrefix("outage");
 let proxy: Awaited<ReturnType<typeof startTcpProxy>>;
@@ -22,7 +22,7 @@ let proxy: Awaited<ReturnType<typeof startTcpProxy>>;
 beforeAll(async () => {
   const upstream = new URL(redis.url);
   [devnet, database, proxy] = await Promise.all([
-    startScenarioDevnet({ events: 10, seed: "redis-outage" }),
+    startScenarioChain({ events: 10, seed: "redis-outage" }),
     createScratchDatabase("outage"),
     startTcpProxy({ host: upstream.hostname, port: Number(upstream.port || 6379) }),
   ]);

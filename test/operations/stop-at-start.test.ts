@@ -7,9 +7,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createScratchDatabase } from "../../scratch/database.ts";
 import { createScratchRedisPrefix } from "../../scratch/redis.ts";
 import { startCommand } from "../support/commands.ts";
-import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
+import { type ScenarioChain, startScenarioChain } from "../support/scenario-chain.ts";
 
-let devnet: ScenarioDevnet;
+let devnet: ScenarioChain;
 let database: Awaited<ReturnType<typeof createScratchDatabase>>;
 const redis = createScratchRedisPrefix("stop-at-start");
 
@@ -29,7 +29,7 @@ const settings = () => ({
 
 beforeAll(async () => {
   [devnet, database] = await Promise.all([
-    startScenarioDevnet({ events: 10, seed: "stop-at-start" }),
+    startScenarioChain({ events: 10, seed: "stop-at-start" }),
     createScratchDatabase("stop_at_start"),
   ]);
 });

@@ -12,12 +12,12 @@ import { checkChainSettings } from "../../ops/chain-settings.ts";
 import { createScratchDatabase } from "../../scratch/database.ts";
 import { createScratchRedisPrefix } from "../../scratch/redis.ts";
 import { runCommand, startCommand } from "../support/commands.ts";
-import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
 import { startFailingReadsProxy } from "../support/failing-reads-proxy.ts";
 import { startTestIndexer } from "../support/indexer.ts";
 import { startRpcFaultProxy } from "../support/rpc-fault-proxy.ts";
+import { type ScenarioChain, startScenarioChain } from "../support/scenario-chain.ts";
 
-let devnet: ScenarioDevnet;
+let devnet: ScenarioChain;
 let proxy: Awaited<ReturnType<typeof startFailingReadsProxy>>;
 let database: Awaited<ReturnType<typeof createScratchDatabase>>;
 const redis = createScratchRedisPrefix("transient");
@@ -47,7 +47,7 @@ function failFirstReads() {
 
 beforeAll(async () => {
   [devnet, database] = await Promise.all([
-    startScenarioDevnet({ events: 20, seed: "transient-start" }),
+    startScenarioChain({ events: 20, seed: "transient-start" }),
     createScratchDatabase("transient"),
   ]);
   proxy = await startFailingReadsProxy(devnet.node.rpcUrl);

@@ -3,7 +3,11 @@ import { createDevnetClient } from "../../devnet/client.ts";
 import { deployDevnet } from "../../devnet/deploy.ts";
 import { Scenario } from "../../devnet/scenario.ts";
 
-/** Anvil with the contracts deployed and a seeded scenario run to `events` staker events. */
+/**
+ * Anvil with the contracts deployed and a seeded scenario run to `events` staker events, for files
+ * that go on with the scenario (`scenario.live()`); a file that only reads the chain it leaves loads
+ * it from the cache instead (startScenarioChain in scenario-chain.ts).
+ */
 export async function startScenarioDevnet(options: {
   events: number;
   seed?: string;

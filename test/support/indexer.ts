@@ -6,7 +6,7 @@ import { citizenStakers, verifyAgainstChain } from "../../ops/verify.ts";
 import { createScratchDatabase } from "../../scratch/database.ts";
 import { createScratchRedisPrefix } from "../../scratch/redis.ts";
 import { runCommand } from "./commands.ts";
-import type { ScenarioDevnet } from "./devnet.ts";
+import type { DevnetChain } from "./scenario-chain.ts";
 
 export class IndexerStalled extends Error {
   override name = "IndexerStalled";
@@ -144,7 +144,7 @@ export type IndexedDevnet = Awaited<ReturnType<typeof indexDevnet>>;
 
 /** A test indexer on a scenario devnet's node and staker (not started, nothing queued). */
 export function startDevnetIndexer(
-  devnet: ScenarioDevnet,
+  devnet: DevnetChain,
   label: string,
   options: Partial<IndexerOptions> = {},
 ) {
@@ -163,7 +163,7 @@ export function startDevnetIndexer(
  * when indexing fails; otherwise the caller's cleanup() does.
  */
 export async function indexDevnet(
-  devnet: ScenarioDevnet,
+  devnet: DevnetChain,
   input: {
     label: string;
     rpcUrl?: string;
