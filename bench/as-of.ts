@@ -22,7 +22,7 @@ import { createCitizensService } from "../api/modules/citizens/service.ts";
 import { openReads } from "../api/reads.ts";
 import { createDatabase } from "../db/client.ts";
 import { createScratchDatabase } from "../scratch/database.ts";
-import { numberList, readFlags, runMain, wholeNumber } from "./support/flags.ts";
+import { flag, readFlags, runMain } from "./support/flags.ts";
 import { log, percentile, round, table } from "./support/report.ts";
 import { autovacuumIsOn, defaultCitizens, writeHistory } from "./support/synthetic-history.ts";
 
@@ -136,22 +136,18 @@ async function compare(url: string, requests: number, rounds: number, indexed: n
 
 runMain(async () => {
   const flags = readFlags({
-    events: { type: "string", default: "1000000" },
-    at: { type: "string", default: "10000,100000,1000000" },
-    chunk: { type: "string", default: "10000" },
-    citizens: { type: "string" },
-    vacuum: { type: "boolean", default: false },
-    requests: { type: "string", default: "400" },
-    rounds: { type: "string", default: "3" },
+    events: flag.number("1000000"),
+    at: flag.numbers("10000,100000,1000000"),
+    chunk: flag.number("10000"),
+    citizens: flag.number(undefined),
+    vacuum: flag.boolean(),
+    requests: flag.number("400"),
+    rounds: flag.number("3"),
   });
-  const events = wholeNumber("events", flags.events);
-  const at = numberList("at", flags.at).filter((point) => point <= events);
-  const chunkEvents = wholeNumber("chunk", flags.chunk);
-  const citizens = flags.citizens
-    ? wholeNumber("citizens", flags.citizens)
-    : defaultCitizens(events);
-  const requests = wholeNumber("requests", flags.requests);
-  const rounds = wholeNumber("rounds", flags.rounds);
+  const { events, requests, rounds } = flags;
+  const at = flags.at.filter((point) => point <= events);
+  const chunkEvents = flags.chunk;
+  const citizens = flags.citizens ?? defaultCitizens(events);
   const database = await createScratchDatabase("bench_as_of");
   const { db, close } = createDatabase(database.url, { max: 1 });
   try {
@@ -171,7 +167,7 @@ runMain(async () => {
       citizens,
       chunkEvents,
       at,
-      vacuum: flags.vacuum === true,
+      vacuum: flags.vacuum,
       onPoint: async (point) => {
         writes.push([`${point.storedEvents}`, `${point.chunkWriteMs}`, `${point.load1m}`]);
         log(`${point.storedEvents} events stored: chunk write ${point.chunkWriteMs} ms`);
