@@ -141,10 +141,55 @@ function readSettings() {
 
 async function main() {
   const settings = readSettings();
-  const { spec, connections, threads, duration, warmup, smoke } = settings;
   const startedAt = new Date().toISOString();
-  const url = await indexedDatabase(spec);
+  const url = await indexedDatabase(settings.spec);
   const loadBefore = loadAverage();
+  const indexed = await readIndexed(url, startedAt);
+  const { targets, results, soak } = await measure(settings, url, indexed);
+  const loadAfter = loadAverage();
+  const compared = compare(targets, results, soak);
+  printTables(settings, indexed, targets, results, compared, [loadBefore, loadAfter]);
+  const { best, ratios, byRound } = compared;
+  const { spec, connections, threads, duration, warmup, smoke } = settings;
+  const { rows, s1, s2, wallets, asOfBlock } = indexed;
+  await writeReport({
+    name: "api",
+    smoke,
+    startedAt,
+    parameters: {
+      ...spec,
+      connections,
+      threads,
+      durationSeconds: duration,
+      warmupSeconds: warmup,
+      soakRuns: settings.soakRuns,
+      soakIntervalSeconds: settings["soak-interval"],
+      apiPoolSize: config.api.poolSize,
+      stakedCitizens: rows.length,
+      stakedS1: s1.length,
+      stakedS2: s2.length,
+      stakerWallets: wallets.length,
+      apiLogLevel: "warn",
+      wrk: await wrkVersion(),
+      base: best.key,
+      asOfBlock,
+      loadAverageBefore: loadBefore,
+      loadAverageAfter: loadAfter,
+    },
+    raw: { ...results, soak, byRound },
+    ratios,
+    notes: [
+      "each server runs in its own process, and wrk in its own process, on the same machine",
+      "CPU columns are cores used during the measured run (postgres: every postgres process on the machine)",
+      "targets are printed, never asserted",
+    ],
+  });
+}
+
+type Settings = ReturnType<typeof readSettings>;
+
+/** The staked citizens and wallets of the indexed database, its block, and a token to ask. */
+async function readIndexed(url: string, startedAt: string) {
   const sql = postgres(url, { max: 1, onnotice: () => {} });
   const rows = await sql<{ season: number; id: string; staker: string }[]>`
     select season, citizen_id::text as id, staker from staked_citizens`;
@@ -163,6 +208,23 @@ async function main() {
   const { token } = await createToken(handle.db, `bench-api-${startedAt}`);
   await handle.close();
 
+  return { rows, s1, s2, wallets, asOfBlock, token };
+}
+
+type Indexed = Awaited<ReturnType<typeof readIndexed>>;
+type Round = WrkResult & { serverCores: number; postgresCores: number };
+type Measured = Omit<Round, "requests" | "seconds" | "maxMs"> & {
+  serverPeakRssBytes: number;
+  rounds: Round[];
+};
+
+/**
+ * Every server in its own process, side by side; each target's rounds of wrk, in turn; then the
+ * soak against the uncached API.
+ */
+async function measure(settings: Settings, url: string, indexed: Indexed) {
+  const { spec, connections, threads, duration, warmup } = settings;
+  const { rows, s1, s2, wallets, asOfBlock, token } = indexed;
   const files = join(RESULTS_DIR, "cache");
   await mkdir(files, { recursive: true });
   // Named by scenario: a smoke run (the test suite's) must not overwrite a full run's requests.
@@ -240,71 +302,37 @@ async function main() {
   const otherPool = apiPool === 1 ? 4 : 1;
   const uncached: Server = { kind: "api", pool: apiPool, cache: false };
   const cached: Server = { kind: "api", pool: apiPool, cache: true };
-  const bare = (client: "postgres.js" | "bun-sql", pool: number): Target_ => ({
-    key: `base_${client.replace(/[.-]/g, "")}_pool${pool}`,
-    label: `base: Bun.serve + ${client === "bun-sql" ? "Bun SQL" : client}, pool ${pool}`,
-    server: { kind: "primary-key", client, pool },
-    requests: requestFiles.s1,
-  });
+  const other: Server = { kind: "api", pool: otherPool, cache: false };
+  const on = (key: string, label: string, server: Server, requests: keyof typeof requestFiles) =>
+    ({ key, label, server, requests: requestFiles[requests] }) as Target_;
+  const bare = (client: "postgres.js" | "bun-sql", pool: number) =>
+    on(
+      `base_${client.replace(/[.-]/g, "")}_pool${pool}`,
+      `base: Bun.serve + ${client === "bun-sql" ? "Bun SQL" : client}, pool ${pool}`,
+      { kind: "primary-key", client, pool },
+      "s1",
+    );
   const targets: Target_[] = [
     bare("postgres.js", 1),
     bare("postgres.js", 4),
     // The API's own client and pool (DB_POOL_SIZE 1): the fair bare twin of its hot reads.
     bare("bun-sql", 1),
     bare("bun-sql", 4),
+    on("uncached_s1", `API s1, no cache, pool ${apiPool}`, uncached, "s1"),
+    on(`uncached_s1_pool${otherPool}`, `API s1, no cache, pool ${otherPool}`, other, "s1"),
+    on("uncached_s2", "API s2, no cache", uncached, "s2"),
+    on("uncached_list", "API listing (25 a page), no cache", uncached, "list"),
+    on("as_of_s1", "API s1 ?block=N, no cache", uncached, "s1AsOf"),
+    on("as_of_list", "API listing ?block=N, no cache", uncached, "listAsOf"),
+    on("cached_s1", "API s1, cache", cached, "s1"),
+    on("cached_s2", "API s2, cache", cached, "s2"),
+    on("cached_list", "API listing, cache", cached, "list"),
     {
-      key: "uncached_s1",
-      label: `API s1, no cache, pool ${apiPool}`,
-      server: uncached,
-      requests: requestFiles.s1,
-    },
-    {
-      key: `uncached_s1_pool${otherPool}`,
-      label: `API s1, no cache, pool ${otherPool}`,
-      server: { ...uncached, pool: otherPool },
-      requests: requestFiles.s1,
-    },
-    { key: "uncached_s2", label: "API s2, no cache", server: uncached, requests: requestFiles.s2 },
-    {
-      key: "uncached_list",
-      label: "API listing (25 a page), no cache",
-      server: uncached,
-      requests: requestFiles.list,
-    },
-    {
-      key: "as_of_s1",
-      label: "API s1 ?block=N, no cache",
-      server: uncached,
-      requests: requestFiles.s1AsOf,
-    },
-    {
-      key: "as_of_list",
-      label: "API listing ?block=N, no cache",
-      server: uncached,
-      requests: requestFiles.listAsOf,
-    },
-    { key: "cached_s1", label: "API s1, cache", server: cached, requests: requestFiles.s1 },
-    { key: "cached_s2", label: "API s2, cache", server: cached, requests: requestFiles.s2 },
-    {
-      key: "cached_list",
-      label: "API listing, cache",
-      server: cached,
-      requests: requestFiles.list,
-    },
-    {
-      key: "not_modified_s1",
-      label: "API s1, If-None-Match → 304",
-      server: cached,
-      requests: requestFiles.s1Conditional,
+      ...on("not_modified_s1", "API s1, If-None-Match → 304", cached, "s1Conditional"),
       prepare: collectEtags,
     },
   ];
 
-  type Round = WrkResult & { serverCores: number; postgresCores: number };
-  type Measured = Omit<Round, "requests" | "seconds" | "maxMs"> & {
-    serverPeakRssBytes: number;
-    rounds: Round[];
-  };
   /** Per target: the median of its rounds. */
   const results: Record<string, Measured> = {};
   const soak: WrkResult[] = [];
@@ -389,6 +417,13 @@ async function main() {
     }
   }
 
+  return { targets, results, soak };
+}
+
+type Measurement = Awaited<ReturnType<typeof measure>>;
+
+/** The API's rates against the fastest bare server ("base"), overall and round by round. */
+function compare(targets: Target_[], results: Measurement["results"], soak: WrkResult[]) {
   const baselines = targets.filter((target) => target.server.kind === "primary-key");
   const best = baselines.reduce((a, b) =>
     results[b.key]!.requestsPerSecond > results[a.key]!.requestsPerSecond ? b : a,
@@ -420,7 +455,27 @@ async function main() {
     soak_min_over_first: round(Math.min(...soakRates) / soakRates[0]!, 3),
   };
 
-  const loadAfter = loadAverage();
+  // The same ratios round by round, each against the base of its own round: a busy minute on a
+  // shared machine then shows as one odd round instead of moving a median.
+  const byRound = Object.fromEntries(
+    ["uncached_s1", "uncached_s2", "uncached_list", "cached_s1", "cached_s2"].map((key) => [
+      key,
+      results[key]!.rounds.map((run, n) =>
+        round(run.requestsPerSecond / base.rounds[n]!.requestsPerSecond, 2),
+      ),
+    ]),
+  );
+  return { best, base, ratios, soakRates, byRound };
+}
+
+function printTables(
+  { connections, threads, duration }: Settings,
+  { rows, wallets }: Indexed,
+  targets: Target_[],
+  results: Measurement["results"],
+  { best, base, ratios, soakRates, byRound }: ReturnType<typeof compare>,
+  [loadBefore, loadAfter]: [number[], number[]],
+) {
   console.log(
     `\nload average (1, 5, 15 min) before ${loadBefore.join(", ")}, after ${loadAfter.join(", ")}`,
   );
@@ -484,53 +539,11 @@ async function main() {
     ]),
   );
   console.log(`soak runs (req/s): ${soakRates.join(", ")}`);
-  // The same ratios round by round, each against the base of its own round: a busy minute on a
-  // shared machine then shows as one odd round instead of moving a median.
-  const byRound = Object.fromEntries(
-    ["uncached_s1", "uncached_s2", "uncached_list", "cached_s1", "cached_s2"].map((key) => [
-      key,
-      results[key]!.rounds.map((run, n) =>
-        round(run.requestsPerSecond / base.rounds[n]!.requestsPerSecond, 2),
-      ),
-    ]),
-  );
   console.log(
     `per round, over that round's base: ${Object.entries(byRound)
       .map(([key, values]) => `${key} ${values.join(", ")}`)
       .join("; ")}`,
   );
-  await writeReport({
-    name: "api",
-    smoke,
-    startedAt,
-    parameters: {
-      ...spec,
-      connections,
-      threads,
-      durationSeconds: duration,
-      warmupSeconds: warmup,
-      soakRuns: settings.soakRuns,
-      soakIntervalSeconds: settings["soak-interval"],
-      apiPoolSize: apiPool,
-      stakedCitizens: rows.length,
-      stakedS1: s1.length,
-      stakedS2: s2.length,
-      stakerWallets: wallets.length,
-      apiLogLevel: "warn",
-      wrk: await wrkVersion(),
-      base: best.key,
-      asOfBlock,
-      loadAverageBefore: loadBefore,
-      loadAverageAfter: loadAfter,
-    },
-    raw: { ...results, soak, byRound },
-    ratios,
-    notes: [
-      "each server runs in its own process, and wrk in its own process, on the same machine",
-      "CPU columns are cores used during the measured run (postgres: every postgres process on the machine)",
-      "targets are printed, never asserted",
-    ],
-  });
 }
 
 async function waitForServer(url: string, child: Child) {

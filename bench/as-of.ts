@@ -76,29 +76,16 @@ async function compare(url: string, requests: number, rounds: number, indexed: n
   const service = createCitizensService(db, reads);
   const tokenHash = "0".repeat(64);
   const { now, past } = await samples(db, requests, indexed);
-  const type = (season: number): "s1" | "s2" => (season === 1 ? "s1" : "s2");
   const calls = (path: Path, asOf: boolean) =>
-    (asOf ? past : now).map((sample) => () => {
-      if (path === "one") {
-        return asOf
-          ? service.findAt(
-              tokenHash,
-              type(sample.season),
-              String(sample.id),
-              sample.address,
-              sample.block,
-            )
-          : service.find(tokenHash, type(sample.season), String(sample.id), sample.address);
+    (asOf ? past : now).map(({ season, id, address, block }) => () => {
+      const type = season === 1 ? "s1" : "s2";
+      const request = { address, sort: "id", order: "asc", limit: 50 } as const;
+      if (path === "listing") {
+        return asOf ? service.listAt(tokenHash, request, block) : service.list(tokenHash, request);
       }
-      const request = {
-        address: sample.address,
-        sort: "id" as const,
-        order: "asc" as const,
-        limit: 50,
-      };
       return asOf
-        ? service.listAt(tokenHash, request, sample.block)
-        : service.list(tokenHash, request);
+        ? service.findAt(tokenHash, type, `${id}`, address, block)
+        : service.find(tokenHash, type, `${id}`, address);
     });
   const results: string[][] = [];
   for (const path of ["one", "listing"] as const) {

@@ -43,6 +43,10 @@ const TAIL_BLOCKS = 100;
 /** Above the tail: every tail block is the follower's, never a chunk job's. */
 const FOLLOW_FINALITY_DEPTH = 200;
 
+/** A run's rate over its limit's. */
+const over = (run: { eventsPerSecond: number }, limit: { eventsPerSecond: number }) =>
+  ratio(run.eventsPerSecond, limit.eventsPerSecond, 3);
+
 type Provider = { latencyMs: number; jitterMs: number; requestsPerSecond: number };
 type Range = { from: bigint; to: bigint };
 
@@ -158,6 +162,9 @@ async function indexThrough(
 }
 
 type Indexed = Awaited<ReturnType<typeof indexThrough>>;
+type Backfilled = ReturnType<typeof backfillFigures>;
+type LimitThrough = Awaited<ReturnType<typeof limitThrough>>;
+type Overhead = ReturnType<Awaited<ReturnType<typeof startSparseChain>>["overhead"]>;
 
 /** A backfill's figures as the report has always named them. */
 const backfillFigures = ({ cpuSeconds, exactSeconds, ...run }: Indexed) => ({
@@ -333,100 +340,9 @@ async function main() {
       return { fill, admitted: round(admitted / draws, 3) };
     });
 
-    const over = (run: { eventsPerSecond: number }, limit: { eventsPerSecond: number }) =>
-      ratio(run.eventsPerSecond, limit.eventsPerSecond, 3);
-    console.log(
-      `\nmainnet-shaped backfill: ${scenario.stakerEvents} events, ${provider.latencyMs} ms (+0-${provider.jitterMs}) latency, ${PROVIDER_SPAN}-block eth_getLogs cap, budget ${provider.requestsPerSecond} calls/s; load average ${loadBefore.join(" ")} before, ${loadAfter.join(" ")} after\n`,
-    );
-    console.log(
-      table([
-        [
-          "chain",
-          "blocks",
-          "chunk",
-          "seconds to caught up",
-          "events/s",
-          "limit events/s",
-          "/ limit (>= 0.3)",
-          "calls",
-          "over budget",
-          "calls by method",
-        ],
-        ...[
-          ["dense", dense, denseLimit, 4] as const,
-          [
-            "sparse (mainnet-shaped)",
-            mainnetShaped,
-            sparseLimit,
-            settings["sparse-chunk"],
-          ] as const,
-        ].map(([name, run, limit, chunk]) => [
-          name,
-          run.blocks,
-          chunk,
-          run.seconds,
-          run.eventsPerSecond,
-          limit.eventsPerSecond,
-          verdict(over(run, limit), TARGET_OF_LIMIT),
-          run.rpc.calls,
-          run.rpc.callsOverBudget,
-          byCount(run.rpc.byMethod),
-        ]),
-      ]),
-    );
-    console.log(
-      `\nthe chunk path's check: sparse with the Transfer check ${mainnetShaped.seconds} s, ${over(mainnetShaped, sparseLimit)} of the limit, ${mainnetShaped.rpc.calls} calls (${byCount(mainnetShaped.rpc.byMethod)}); with a second node (RPC_CHECK_URL) instead ${checked.seconds} s, ${over(checked, sparseLimit)} of the limit, ${checked.rpc.calls} calls at RPC_URL (${byCount(checked.rpc.byMethod)}) and ${checked.checkRpc?.calls} at the check node (${byCount(checked.checkRpc?.byMethod ?? {})}), ${checked.rpc.callsOverBudget} + ${checked.checkRpc?.callsOverBudget} over budget`,
-    );
-    console.log(
-      `\nthe follower over the last ${TAIL_BLOCKS} blocks (mainnet-shaped: ~150 transactions each, other contracts' logs), same provider and budget:\n`,
-    );
-    console.log(
-      table([
-        [
-          "bloom bits set",
-          "blocks admitting the staker",
-          "receipts read",
-          "seconds to caught up",
-          "blocks/s",
-          "calls",
-          "calls/block",
-          "follower CPU s",
-          "over budget",
-          "calls by method",
-        ],
-        ...follows.map((run) => [
-          run.fill ?? "none",
-          run.admitted,
-          run.receiptsRead,
-          run.seconds,
-          run.blocksPerSecond,
-          run.rpc.calls,
-          run.callsPerBlock,
-          run.cpuSeconds,
-          run.rpc.callsOverBudget,
-          byCount(run.rpc.byMethod),
-        ]),
-      ]),
-    );
-    console.log(
-      `\nblooms that admit the staker by chance, of ${draws} random ones at each fill: ${shares.map(({ fill, admitted }) => `${fill} full: ${admitted}`).join(", ")}`,
-    );
-    console.log(
-      `\nlogs in eth_getLogs answers (their size, beside their count): dense ${dense.rpc.logsAnswered} (limit ${denseLimit.rpc.logsAnswered}), sparse ${mainnetShaped.rpc.logsAnswered} (limit ${sparseLimit.rpc.logsAnswered})`,
-    );
-    console.log(
-      `worker CPU: dense ${dense.workerCpuSeconds} s, sparse ${mainnetShaped.workerCpuSeconds} s; the sparse run's calls at the budget take ${round(mainnetShaped.rpc.calls / provider.requestsPerSecond, 1)} s`,
-    );
-    const readsBy = ({ rpc }: typeof dense) =>
-      Object.entries(rpc.stateReadsBy)
-        .map(([form, count]) => `${count} by ${form}`)
-        .join(", ");
-    console.log(
-      `state reads (eth_call, eth_getCode): dense ${readsBy(dense)}; sparse ${readsBy(mainnetShaped)}`,
-    );
-    console.log(
-      `\nthe sparse node's own time: ${round(backfillOverhead.ownMicrosPerRequest, 0)} µs per HTTP request over ${backfillOverhead.requests} requests in the backfill (${round(backfillOverhead.ownMs / 1000, 2)} s of ${mainnetShaped.seconds} s), ${round(limitOverhead.ownMicrosPerRequest, 0)} µs in the limit`,
-    );
+    const figures = { scenario, provider, loadBefore, loadAfter, dense, denseLimit, mainnetShaped };
+    const more = { sparseLimit, checked, follows, draws, shares, backfillOverhead, limitOverhead };
+    printTables({ ...figures, ...more, sparseChunk: settings["sparse-chunk"] });
     await writeReport({
       name: "mainnet",
       smoke: settings.smoke,
@@ -469,6 +385,116 @@ async function main() {
     sparse.stop();
     await node.stop();
   }
+}
+
+/** The report's figures as tables and lines on stdout. */
+function printTables(f: {
+  scenario: CachedScenario;
+  provider: Provider;
+  loadBefore: number[];
+  loadAfter: number[];
+  dense: Backfilled;
+  denseLimit: LimitThrough;
+  mainnetShaped: Backfilled;
+  sparseLimit: LimitThrough;
+  checked: Backfilled;
+  follows: ReturnType<typeof followFigures>[];
+  draws: number;
+  shares: { fill: number; admitted: number }[];
+  backfillOverhead: Overhead;
+  limitOverhead: Overhead;
+  sparseChunk: number;
+}) {
+  const { scenario, provider, loadBefore, loadAfter, dense, denseLimit, mainnetShaped } = f;
+  const { sparseLimit, checked, follows, draws, shares, backfillOverhead, limitOverhead } = f;
+  const settings = { "sparse-chunk": f.sparseChunk };
+  console.log(
+    `\nmainnet-shaped backfill: ${scenario.stakerEvents} events, ${provider.latencyMs} ms (+0-${provider.jitterMs}) latency, ${PROVIDER_SPAN}-block eth_getLogs cap, budget ${provider.requestsPerSecond} calls/s; load average ${loadBefore.join(" ")} before, ${loadAfter.join(" ")} after\n`,
+  );
+  console.log(
+    table([
+      [
+        "chain",
+        "blocks",
+        "chunk",
+        "seconds to caught up",
+        "events/s",
+        "limit events/s",
+        "/ limit (>= 0.3)",
+        "calls",
+        "over budget",
+        "calls by method",
+      ],
+      ...[
+        ["dense", dense, denseLimit, 4] as const,
+        ["sparse (mainnet-shaped)", mainnetShaped, sparseLimit, settings["sparse-chunk"]] as const,
+      ].map(([name, run, limit, chunk]) => [
+        name,
+        run.blocks,
+        chunk,
+        run.seconds,
+        run.eventsPerSecond,
+        limit.eventsPerSecond,
+        verdict(over(run, limit), TARGET_OF_LIMIT),
+        run.rpc.calls,
+        run.rpc.callsOverBudget,
+        byCount(run.rpc.byMethod),
+      ]),
+    ]),
+  );
+  console.log(
+    `\nthe chunk path's check: sparse with the Transfer check ${mainnetShaped.seconds} s, ${over(mainnetShaped, sparseLimit)} of the limit, ${mainnetShaped.rpc.calls} calls (${byCount(mainnetShaped.rpc.byMethod)}); with a second node (RPC_CHECK_URL) instead ${checked.seconds} s, ${over(checked, sparseLimit)} of the limit, ${checked.rpc.calls} calls at RPC_URL (${byCount(checked.rpc.byMethod)}) and ${checked.checkRpc?.calls} at the check node (${byCount(checked.checkRpc?.byMethod ?? {})}), ${checked.rpc.callsOverBudget} + ${checked.checkRpc?.callsOverBudget} over budget`,
+  );
+  console.log(
+    `\nthe follower over the last ${TAIL_BLOCKS} blocks (mainnet-shaped: ~150 transactions each, other contracts' logs), same provider and budget:\n`,
+  );
+  console.log(
+    table([
+      [
+        "bloom bits set",
+        "blocks admitting the staker",
+        "receipts read",
+        "seconds to caught up",
+        "blocks/s",
+        "calls",
+        "calls/block",
+        "follower CPU s",
+        "over budget",
+        "calls by method",
+      ],
+      ...follows.map((run) => [
+        run.fill ?? "none",
+        run.admitted,
+        run.receiptsRead,
+        run.seconds,
+        run.blocksPerSecond,
+        run.rpc.calls,
+        run.callsPerBlock,
+        run.cpuSeconds,
+        run.rpc.callsOverBudget,
+        byCount(run.rpc.byMethod),
+      ]),
+    ]),
+  );
+  console.log(
+    `\nblooms that admit the staker by chance, of ${draws} random ones at each fill: ${shares.map(({ fill, admitted }) => `${fill} full: ${admitted}`).join(", ")}`,
+  );
+  console.log(
+    `\nlogs in eth_getLogs answers (their size, beside their count): dense ${dense.rpc.logsAnswered} (limit ${denseLimit.rpc.logsAnswered}), sparse ${mainnetShaped.rpc.logsAnswered} (limit ${sparseLimit.rpc.logsAnswered})`,
+  );
+  console.log(
+    `worker CPU: dense ${dense.workerCpuSeconds} s, sparse ${mainnetShaped.workerCpuSeconds} s; the sparse run's calls at the budget take ${round(mainnetShaped.rpc.calls / provider.requestsPerSecond, 1)} s`,
+  );
+  const readsBy = ({ rpc }: typeof dense) =>
+    Object.entries(rpc.stateReadsBy)
+      .map(([form, count]) => `${count} by ${form}`)
+      .join(", ");
+  console.log(
+    `state reads (eth_call, eth_getCode): dense ${readsBy(dense)}; sparse ${readsBy(mainnetShaped)}`,
+  );
+  console.log(
+    `\nthe sparse node's own time: ${round(backfillOverhead.ownMicrosPerRequest, 0)} µs per HTTP request over ${backfillOverhead.requests} requests in the backfill (${round(backfillOverhead.ownMs / 1000, 2)} s of ${mainnetShaped.seconds} s), ${round(limitOverhead.ownMicrosPerRequest, 0)} µs in the limit`,
+  );
 }
 
 if (import.meta.main) runMain(main);
