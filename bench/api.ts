@@ -20,17 +20,15 @@
  *   [--soak-interval 10] [--events 100000] [--smoke]`
  */
 import { mkdir } from "node:fs/promises";
-import { loadavg } from "node:os";
 import { join } from "node:path";
 import postgres from "postgres";
 import { createDatabase } from "../db/client.ts";
 import { ensureDatabase, runMigrations } from "../db/migrate.ts";
 import { createToken } from "../db/tokens.ts";
 import { freePort } from "../devnet/anvil.ts";
-import { createIndexer } from "../indexer/indexer.ts";
 import { config } from "../lib/config.ts";
-import { createScratchRedisPrefix } from "../scratch/redis.ts";
-import { readFlags, runMain, wholeNumber } from "./support/flags.ts";
+import { flag, readFlags, runMain } from "./support/flags.ts";
+import { openRun } from "./support/harness.ts";
 import {
   type Child,
   cpuSecondsOf,
@@ -38,7 +36,18 @@ import {
   spawnBun,
   trackPeakRss,
 } from "./support/processes.ts";
-import { log, machine, RESULTS_DIR, round, table, writeReport } from "./support/report.ts";
+import {
+  loadAverage,
+  log,
+  machine,
+  median,
+  RESULTS_DIR,
+  round,
+  type Target,
+  table,
+  targetTable,
+  writeReport,
+} from "./support/report.ts";
 import { defaultWallets, loadScenario, type ScenarioSpec } from "./support/scenario-cache.ts";
 import {
   runWrk,
@@ -52,95 +61,46 @@ export class ApiBenchFailed extends Error {
   override name = "ApiBenchFailed";
 }
 
-function databaseUrl(name: string): string {
-  const url = new URL(config.databaseUrl);
-  url.pathname = `/${name}`;
-  return url.toString();
-}
-
 /**
  * The scenario indexed into a database of its own, kept between runs: `bench_cache` holds one
  * row once indexing finished, so a half-built database is rebuilt rather than used.
  */
 async function indexedDatabase(spec: ScenarioSpec): Promise<string> {
   const name = `cs_bench_api_${spec.seed}_${spec.events}_${spec.wallets}`.toLowerCase();
-  const url = databaseUrl(name);
-  await ensureDatabase(url);
-  const sql = postgres(url, { max: 1, onnotice: () => {} });
-  try {
-    const [cached] = await sql<{ done: boolean }[]>`
-      select to_regclass('bench_cache') is not null as done`;
-    if (cached?.done) {
-      // A database indexed by an older version is brought up to date, as an upgrade would be.
-      await runMigrations(url);
-      return url;
-    }
-  } finally {
-    await sql.end({ timeout: 5 });
-  }
-  await runMigrations(url);
+  const url = new URL(config.databaseUrl);
+  url.pathname = `/${name}`;
+  const databaseUrl = url.toString();
+  await ensureDatabase(databaseUrl);
+  // A database indexed by an older version is brought up to date, as an upgrade would be.
+  await runMigrations(databaseUrl);
+  const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+  const [cached] = await sql<{ done: boolean }[]>`
+    select to_regclass('bench_cache') is not null as done`.finally(() => sql.end({ timeout: 5 }));
+  if (cached?.done) return databaseUrl;
   const { scenario, node } = await loadScenario(spec, log);
-  const redis = createScratchRedisPrefix("bench_api");
-  const staker = scenario.deployment.addresses.staker;
-  // One worker process does the chunks, so its job logs go to its log file, not this table.
-  const worker = spawnBun("api-bench-indexer", ["scripts/cli.ts", "worker"], {
-    RPC_URL: node.rpcUrl,
-    STAKER_ADDRESS: staker,
-    CHAIN_ID: String(scenario.deployment.chainId),
-    DATABASE_URL: url,
-    REDIS_URL: redis.url,
-    QUEUE_PREFIX: redis.prefix,
-    CHUNK_SIZE: "4",
-    LOG_LEVEL: "info",
-  });
   try {
-    const indexer = await createIndexer({
-      rpcUrl: node.rpcUrl,
-      databaseUrl: url,
-      redis: { url: redis.url },
-      queuePrefix: redis.prefix,
-      staker,
-      chainId: scenario.deployment.chainId,
-      chunkSize: 4,
-      concurrency: 1,
-      confirmations: 0,
-      followIntervalMs: 200,
-      maxLogRange: 10_000,
-      // The cached chain never reorgs: chunk jobs may index right up to its head.
-      finalityDepth: 0,
+    const { addresses, chainId, deployBlock } = scenario.deployment;
+    const settings = { label: "bench_api", rpcUrl: node.rpcUrl, staker: addresses.staker, chainId };
+    await using run = await openRun({ ...settings, chunkSize: 4, databaseUrl });
+    // One worker process does the chunks, so its job logs go to its log file, not this table.
+    const worker = run.spawn("api-bench-indexer", ["scripts/cli.ts", "worker"], {
+      RPC_URL: node.rpcUrl,
     });
-    try {
-      log(`indexing the scenario once into ${name} (worker log: ${worker.logFile})`);
-      await indexer.enqueueBackfill({
-        startBlock: scenario.deployment.deployBlock,
-        to: scenario.head,
-      });
-      for (;;) {
-        const checkpoint = await indexer.store.checkpoint();
-        if (checkpoint && checkpoint.indexedBlock >= scenario.head) break;
-        const [failed] = await indexer.queues.chunks.getFailed(0, 0);
-        if (failed) throw new ApiBenchFailed(`chunk ${failed.id} failed: ${failed.failedReason}`);
-        worker.assertAlive();
-        await Bun.sleep(100);
-      }
-      await indexer.database.client`create table bench_cache (head bigint not null)`;
-      await indexer.database.client`insert into bench_cache values (${scenario.head.toString()})`;
-    } finally {
-      await indexer.close();
-    }
+    log(`indexing the scenario once into ${name} (worker log: ${worker.logFile})`);
+    await run.backfill({ from: deployBlock, to: scenario.head }, 100);
+    await run.indexer.database.client`create table bench_cache (head bigint not null)`;
+    await run.indexer.database.client`insert into bench_cache values (${scenario.head.toString()})`;
   } finally {
-    await worker.stop();
-    await redis.clean();
     await node.stop();
   }
-  return url;
+  return databaseUrl;
 }
 
 type Server =
   | { kind: "primary-key"; client: "postgres.js" | "bun-sql"; pool: number }
   | { kind: "api"; pool: number; cache: boolean };
 
-type Target = {
+type Target_ = {
   key: string;
   label: string;
   server: Server;
@@ -149,35 +109,11 @@ type Target = {
   prepare?: (base: string) => Promise<void>;
 };
 
-async function waitForServer(url: string, child: Child) {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    child.assertAlive();
-    try {
-      await (await fetch(url)).arrayBuffer();
-      return;
-    } catch {
-      if (Date.now() > deadline) throw new ApiBenchFailed(`${child.label} did not answer ${url}`);
-      await Bun.sleep(50);
-    }
-  }
-}
-
 function serverName(server: Server): string {
   return server.kind === "api"
     ? `api-pool${server.pool}-${server.cache ? "cached" : "uncached"}`
     : `primary-key-${server.client}-pool${server.pool}`;
 }
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1
-    ? sorted[middle]!
-    : round((sorted[middle - 1]! + sorted[middle]!) / 2, 3);
-}
-
-const round2 = (value: number) => round(value, 2);
 
 /** Up to `count` items spread evenly over `items` (all of them when fewer). */
 function sample<T>(items: T[], count: number): T[] {
@@ -186,483 +122,37 @@ function sample<T>(items: T[], count: number): T[] {
   return Array.from({ length: count }, (_, index) => items[Math.floor(index * step)]!);
 }
 
-async function main() {
+function readSettings() {
   const flags = readFlags({
-    duration: { type: "string" },
-    connections: { type: "string", default: "64" },
-    threads: { type: "string", default: "1" },
-    warmup: { type: "string" },
-    rounds: { type: "string" },
-    soak: { type: "string" },
-    "soak-interval": { type: "string" },
-    events: { type: "string" },
-    seed: { type: "string", default: "bench" },
-    "cpu-prof": { type: "boolean", default: false },
-    smoke: { type: "boolean", default: false },
+    duration: flag.number("5", "1"),
+    connections: flag.number("64"),
+    threads: flag.number("1"),
+    warmup: flag.number("2", "0", 0),
+    rounds: flag.number("3", "1"),
+    soak: flag.number("120", "3"),
+    "soak-interval": flag.number("10", "1"),
+    events: flag.number("100000", "2000"),
+    seed: flag.string("bench"),
+    "cpu-prof": flag.boolean(),
   });
-  const smoke = flags.smoke === true;
-  const duration = wholeNumber("duration", flags.duration ?? (smoke ? 1 : 5));
-  const warmup = wholeNumber("warmup", flags.warmup ?? (smoke ? 0 : 2), 0);
-  const connections = wholeNumber("connections", flags.connections);
-  const threads = wholeNumber("threads", flags.threads);
-  const soakInterval = wholeNumber("soak-interval", flags["soak-interval"] ?? (smoke ? 1 : 10));
-  const soakSeconds = wholeNumber("soak", flags.soak ?? (smoke ? 3 : 120));
-  const soakRuns = Math.max(2, Math.round(soakSeconds / soakInterval));
-  const roundCount = wholeNumber("rounds", flags.rounds ?? (smoke ? 1 : 3));
-  const events = wholeNumber("events", flags.events ?? (smoke ? 2_000 : 100_000));
-  const spec = { seed: String(flags.seed), events, wallets: defaultWallets(events) };
+  const spec = { seed: flags.seed, events: flags.events, wallets: defaultWallets(flags.events) };
+  return { ...flags, spec, soakRuns: Math.max(2, Math.round(flags.soak / flags["soak-interval"])) };
+}
+
+async function main() {
+  const settings = readSettings();
   const startedAt = new Date().toISOString();
-
-  const url = await indexedDatabase(spec);
-  // The load average beside the figures: on a shared machine the ratios hold, the rates do not.
-  const loadBefore = loadavg().map((value) => round(value, 2));
-  const sql = postgres(url, { max: 1, onnotice: () => {} });
-  const rows = await sql<{ season: number; id: string; staker: string }[]>`
-    select season, citizen_id::text as id, staker from staked_citizens`;
-  const [indexed] = await sql<{ block: string }[]>`
-    select max(indexed_block)::text as block from indexer_checkpoints`;
-  await sql.end({ timeout: 5 });
-  const asOfBlock = indexed!.block;
-  const s1 = rows.filter((row) => row.season === 1);
-  const s2 = rows.filter((row) => row.season === 2);
-  const wallets = [...new Set(rows.map((row) => row.staker))];
-  if (s1.length === 0 || s2.length === 0) throw new ApiBenchFailed("no staked citizens indexed");
-  log(
-    `${rows.length} staked citizens (${s1.length} S1, ${s2.length} S2) over ${wallets.length} wallets`,
-  );
-
-  const handle = createDatabase(url, { max: 1 });
-  const { token } = await createToken(handle.db, `bench-api-${startedAt}`);
-  await handle.close();
-
-  const files = join(RESULTS_DIR, "cache");
-  await mkdir(files, { recursive: true });
-  // Named by scenario: a smoke run (the test suite's) must not overwrite a full run's requests.
-  const requestFile = (kind: string) => join(files, `wrk-${spec.seed}-${spec.events}-${kind}.txt`);
-  const citizenRequests = (
-    citizens: { id: string; staker: string }[],
-    season: 1 | 2,
-  ): WrkRequest[] =>
-    citizens.map((row) => ({
-      path: `/v1/staking/citizens/s${season}/${row.id}?address=${row.staker}`,
-    }));
-  const requestFiles = {
-    s1: await writeRequests(requestFile("s1"), citizenRequests(s1, 1)),
-    s2: await writeRequests(requestFile("s2"), citizenRequests(s2, 2)),
-    list: await writeRequests(
-      requestFile("list"),
-      wallets.map((wallet) => ({ path: `/v1/staking/citizens?address=${wallet}` })),
-    ),
-    s1AsOf: await writeRequests(
-      requestFile("s1-as-of"),
-      citizenRequests(s1, 1).map(({ path }) => ({ path: `${path}&block=${asOfBlock}` })),
-    ),
-    listAsOf: await writeRequests(
-      requestFile("list-as-of"),
-      wallets.map((wallet) => ({
-        path: `/v1/staking/citizens?address=${wallet}&block=${asOfBlock}`,
-      })),
-    ),
-    s1Conditional: requestFile("s1-conditional"),
-  };
-
-  let profiles = 0;
-  const start = (server: Server, port: number) => {
-    const settings: Record<string, string> = {
-      DATABASE_URL: url,
-      REDIS_URL: config.redis.url,
-      QUEUE_PREFIX: `cs-bench-api-${process.pid}`,
-      HOST: "127.0.0.1",
-      PORT: String(port),
-      // One token far past any real limit; the limiter's bookkeeping still runs.
-      RATE_LIMIT_PER_MINUTE: "1000000000",
-      LOG_LEVEL: "warn",
-    };
-    if (server.kind === "primary-key") {
-      return spawnBun(
-        `api-bench-${serverName(server)}`,
-        ["bench/servers/primary-key.ts", server.client, String(server.pool)],
-        settings,
-      );
-    }
-    const profile =
-      flags["cpu-prof"] === true
-        ? [
-            "--cpu-prof-md",
-            "--cpu-prof-dir=bench/results/profiles",
-            `--cpu-prof-name=api-bench-${serverName(server)}-${profiles++}.md`,
-          ]
-        : [];
-    return spawnBun(`api-bench-${serverName(server)}`, [...profile, "api/main.ts"], {
-      ...settings,
-      DB_POOL_SIZE: String(server.pool),
-      RESPONSE_CACHE_ENTRIES: server.cache ? String(rows.length + wallets.length + 1_000) : "0",
-    });
-  };
-
-  const wrk = (base: string, requestsFile: string, seconds: number) =>
-    runWrk({ base, token, requestsFile, connections, threads, seconds });
-
-  /** For 304s: one GET per citizen (a sample) to learn its current ETag. */
-  const collectEtags = async (serverBase: string) => {
-    const requests: WrkRequest[] = [];
-    for (const request of sample(citizenRequests(s1, 1), 2_000)) {
-      const response = await fetch(`${serverBase}${request.path}`, {
-        headers: { authorization: `Bearer ${token}` },
-      });
-      await response.arrayBuffer();
-      const etag = response.headers.get("etag");
-      if (response.status !== 200 || !etag) {
-        throw new ApiBenchFailed(`no ETag for ${request.path}: ${response.status}`);
-      }
-      requests.push({ ...request, ifNoneMatch: etag });
-    }
-    await writeRequests(requestFiles.s1Conditional, requests);
-  };
-
-  const apiPool = config.api.poolSize;
-  const otherPool = apiPool === 1 ? 4 : 1;
-  const uncached: Server = { kind: "api", pool: apiPool, cache: false };
-  const cached: Server = { kind: "api", pool: apiPool, cache: true };
-  const targets: Target[] = [
-    {
-      key: "base_postgresjs_pool1",
-      label: "base: Bun.serve + postgres.js, pool 1",
-      server: { kind: "primary-key", client: "postgres.js", pool: 1 },
-      requests: requestFiles.s1,
-    },
-    {
-      key: "base_postgresjs_pool4",
-      label: "base: Bun.serve + postgres.js, pool 4",
-      server: { kind: "primary-key", client: "postgres.js", pool: 4 },
-      requests: requestFiles.s1,
-    },
-    {
-      // The API's own client and pool (DB_POOL_SIZE 1): the fair bare twin of its hot reads.
-      key: "base_bunsql_pool1",
-      label: "base: Bun.serve + Bun SQL, pool 1",
-      server: { kind: "primary-key", client: "bun-sql", pool: 1 },
-      requests: requestFiles.s1,
-    },
-    {
-      key: "base_bunsql_pool4",
-      label: "base: Bun.serve + Bun SQL, pool 4",
-      server: { kind: "primary-key", client: "bun-sql", pool: 4 },
-      requests: requestFiles.s1,
-    },
-    {
-      key: "uncached_s1",
-      label: `API s1, no cache, pool ${apiPool}`,
-      server: uncached,
-      requests: requestFiles.s1,
-    },
-    {
-      key: `uncached_s1_pool${otherPool}`,
-      label: `API s1, no cache, pool ${otherPool}`,
-      server: { kind: "api", pool: otherPool, cache: false },
-      requests: requestFiles.s1,
-    },
-    { key: "uncached_s2", label: "API s2, no cache", server: uncached, requests: requestFiles.s2 },
-    {
-      key: "uncached_list",
-      label: "API listing (25 a page), no cache",
-      server: uncached,
-      requests: requestFiles.list,
-    },
-    {
-      key: "as_of_s1",
-      label: "API s1 ?block=N, no cache",
-      server: uncached,
-      requests: requestFiles.s1AsOf,
-    },
-    {
-      key: "as_of_list",
-      label: "API listing ?block=N, no cache",
-      server: uncached,
-      requests: requestFiles.listAsOf,
-    },
-    { key: "cached_s1", label: "API s1, cache", server: cached, requests: requestFiles.s1 },
-    { key: "cached_s2", label: "API s2, cache", server: cached, requests: requestFiles.s2 },
-    {
-      key: "cached_list",
-      label: "API listing, cache",
-      server: cached,
-      requests: requestFiles.list,
-    },
-    {
-      key: "not_modified_s1",
-      label: "API s1, If-None-Match → 304",
-      server: cached,
-      requests: requestFiles.s1Conditional,
-      prepare: collectEtags,
-    },
-  ];
-
-  type Measured = {
-    requestsPerSecond: number;
-    p50Ms: number;
-    p99Ms: number;
-    errors: number;
-    statusErrors: number;
-    serverCores: number;
-    postgresCores: number;
-    loaderCores: number;
-    serverPeakRssBytes: number;
-    rounds: WrkResult[];
-  };
-  /** Per target: the median of its rounds. */
-  const results: Record<string, Measured> = {};
-  const soak: WrkResult[] = [];
-
-  // Every server runs side by side (each on its own port, idle while another is measured), and
-  // the targets take turns round by round: load from other work on a shared machine then falls
-  // on all of them alike instead of on whichever ran during a busy minute.
-  type Running = { child: Child; base: string; rss: ReturnType<typeof trackPeakRss> };
-  const running = new Map<string, Running>();
-  try {
-    for (const target of targets) {
-      const name = serverName(target.server);
-      if (running.has(name)) continue;
-      const port = await freePort();
-      const child = start(target.server, port);
-      const base = `http://127.0.0.1:${port}`;
-      running.set(name, { child, base, rss: trackPeakRss(child) });
-      await waitForServer(`${base}/healthz`, child);
-    }
-    const serverOf = (target: Target) => running.get(serverName(target.server))!;
-    for (const target of targets) {
-      await target.prepare?.(serverOf(target).base);
-      if (warmup > 0) await wrk(serverOf(target).base, target.requests, warmup);
-    }
-
-    type Round = WrkResult & { serverCores: number; postgresCores: number };
-    const rounds: Record<string, Round[]> = Object.fromEntries(
-      targets.map((target) => [target.key, []]),
-    );
-    for (let round = 0; round < roundCount; round++) {
-      for (const target of targets) {
-        const { child, base } = serverOf(target);
-        const before = {
-          server: await cpuSecondsOf(child.pid),
-          postgres: await cpuSecondsOfCommand("postgres"),
-        };
-        const result = await wrk(base, target.requests, duration);
-        const cores = (cpu: number) => round2(cpu / result.seconds);
-        rounds[target.key]!.push({
-          ...result,
-          serverCores: cores((await cpuSecondsOf(child.pid)) - before.server),
-          postgresCores: cores((await cpuSecondsOfCommand("postgres")) - before.postgres),
-        });
-        log(
-          `round ${round + 1}/${roundCount} ${target.label}: ${result.requestsPerSecond} req/s, p99 ${result.p99Ms} ms`,
-        );
-      }
-    }
-    for (const target of targets) {
-      const all = rounds[target.key]!;
-      results[target.key] = {
-        requestsPerSecond: median(all.map((r) => r.requestsPerSecond)),
-        p50Ms: median(all.map((r) => r.p50Ms)),
-        p99Ms: median(all.map((r) => r.p99Ms)),
-        errors: all.reduce((sum, r) => sum + r.errors, 0),
-        statusErrors: all.reduce((sum, r) => sum + r.statusErrors, 0),
-        serverCores: median(all.map((r) => r.serverCores)),
-        postgresCores: median(all.map((r) => r.postgresCores)),
-        loaderCores: median(all.map((r) => r.loaderCores)),
-        serverPeakRssBytes: 0,
-        rounds: all,
-      };
-    }
-
-    // The soak: consecutive runs against one API process that has already served every round,
-    // so anything that grows per request shows as a falling rate.
-    const soakServer = serverOf(targets.find((target) => target.key === "uncached_s1")!);
-    for (let run = 0; run < soakRuns; run++) {
-      const result = await wrk(soakServer.base, requestFiles.s1, soakInterval);
-      soak.push(result);
-      log(`soak ${run + 1}/${soakRuns}: ${result.requestsPerSecond} req/s`);
-    }
-  } finally {
-    for (const [name, server] of running) {
-      const peak = await server.rss.stop();
-      for (const target of targets) {
-        if (serverName(target.server) === name && results[target.key]) {
-          results[target.key]!.serverPeakRssBytes = peak;
-        }
-      }
-      await server.child.stop();
-    }
-  }
-
-  const baselines = targets.filter((target) => target.server.kind === "primary-key");
-  const best = baselines.reduce((a, b) =>
-    results[b.key]!.requestsPerSecond > results[a.key]!.requestsPerSecond ? b : a,
-  );
-  const base0 = results[best.key]!;
-  const over = (key: string) => round(results[key]!.requestsPerSecond / base0.requestsPerSecond, 3);
-  const p99Over = (key: string) => round(results[key]!.p99Ms / base0.p99Ms, 2);
-  // The fastest baseline can have a long tail (pools of 4 queue unevenly), so the API's p99 is
-  // also held against the shortest tail any baseline showed.
-  const shortestP99 = Math.min(...baselines.map((target) => results[target.key]!.p99Ms));
-  const p99OverShortest = (key: string) => round(results[key]!.p99Ms / shortestP99, 2);
-  const ratios = {
-    uncached_s1_over_base: over("uncached_s1"),
-    uncached_s2_over_base: over("uncached_s2"),
-    uncached_list_over_base: over("uncached_list"),
-    cached_s1_over_base: over("cached_s1"),
-    cached_s2_over_base: over("cached_s2"),
-    cached_list_over_base: over("cached_list"),
-    not_modified_s1_over_base: over("not_modified_s1"),
-    as_of_s1_over_uncached_s1: round(
-      results.as_of_s1!.requestsPerSecond / results.uncached_s1!.requestsPerSecond,
-      3,
-    ),
-    as_of_list_over_uncached_list: round(
-      results.as_of_list!.requestsPerSecond / results.uncached_list!.requestsPerSecond,
-      3,
-    ),
-    uncached_s1_p99_over_base: p99Over("uncached_s1"),
-    uncached_s2_p99_over_base: p99Over("uncached_s2"),
-    cached_s1_p99_over_base: p99Over("cached_s1"),
-    uncached_s1_p99_over_shortest_base_p99: p99OverShortest("uncached_s1"),
-    uncached_s2_p99_over_shortest_base_p99: p99OverShortest("uncached_s2"),
-    soak_last_over_first: round(soak.at(-1)!.requestsPerSecond / soak[0]!.requestsPerSecond, 3),
-    soak_min_over_first: round(
-      Math.min(...soak.map((run) => run.requestsPerSecond)) / soak[0]!.requestsPerSecond,
-      3,
-    ),
-  };
-
-  const loadAfter = loadavg().map((value) => round(value, 2));
-  console.log(
-    `\nload average (1, 5, 15 min) before ${loadBefore.join(", ")}, after ${loadAfter.join(", ")}`,
-  );
-  console.log(
-    `\nwrk: ${connections} connections, ${threads} thread(s), ${duration} s each; ${rows.length} staked citizens over ${wallets.length} wallets; CPU in cores (this machine has ${machine().cpus})\n`,
-  );
-  const mb = (bytes: number) => `${Math.round(bytes / 1e6)} MB`;
-  console.log(
-    table([
-      [
-        "target",
-        "req/s",
-        "p50 ms",
-        "p99 ms",
-        "errors",
-        ">=400",
-        "RSS",
-        "server",
-        "postgres",
-        "wrk",
-      ],
-      ...targets.map((target) => {
-        const r = results[target.key]!;
-        return [
-          target.label,
-          r.requestsPerSecond,
-          round(r.p50Ms, 2),
-          round(r.p99Ms, 2),
-          r.errors,
-          r.statusErrors,
-          mb(r.serverPeakRssBytes),
-          r.serverCores,
-          r.postgresCores,
-          r.loaderCores,
-        ];
-      }),
-    ]),
-  );
-  const verdict = (ok: boolean) => (ok ? "met" : "NOT met");
-  console.log(`\nbase = ${best.label} (${base0.requestsPerSecond} req/s, p99 ${base0.p99Ms} ms)`);
-  console.log(
-    table([
-      ["figure", "value", "target", ""],
-      [
-        "uncached s1 / base",
-        ratios.uncached_s1_over_base,
-        ">= 0.8",
-        verdict(ratios.uncached_s1_over_base >= 0.8),
-      ],
-      [
-        "uncached s2 / base",
-        ratios.uncached_s2_over_base,
-        ">= 0.8",
-        verdict(ratios.uncached_s2_over_base >= 0.8),
-      ],
-      [
-        "cached s1 / base",
-        ratios.cached_s1_over_base,
-        ">= 1.5",
-        verdict(ratios.cached_s1_over_base >= 1.5),
-      ],
-      [
-        "cached s2 / base",
-        ratios.cached_s2_over_base,
-        ">= 1.5",
-        verdict(ratios.cached_s2_over_base >= 1.5),
-      ],
-      [
-        "uncached s1 p99 / base p99",
-        ratios.uncached_s1_p99_over_base,
-        "<= 2",
-        verdict(ratios.uncached_s1_p99_over_base <= 2),
-      ],
-      [
-        "uncached s2 p99 / base p99",
-        ratios.uncached_s2_p99_over_base,
-        "<= 2",
-        verdict(ratios.uncached_s2_p99_over_base <= 2),
-      ],
-      [
-        "uncached s1 p99 / shortest base p99",
-        ratios.uncached_s1_p99_over_shortest_base_p99,
-        "<= 2",
-        verdict(ratios.uncached_s1_p99_over_shortest_base_p99 <= 2),
-      ],
-      [
-        "soak: last / first",
-        ratios.soak_last_over_first,
-        ">= 0.9",
-        verdict(ratios.soak_last_over_first >= 0.9),
-      ],
-      [
-        "listing (no cache) / base",
-        ratios.uncached_list_over_base,
-        ">= 0.5",
-        verdict(ratios.uncached_list_over_base >= 0.5),
-      ],
-      [
-        "as-of s1 / current s1 (no cache)",
-        ratios.as_of_s1_over_uncached_s1,
-        ">= 0.5",
-        verdict(ratios.as_of_s1_over_uncached_s1 >= 0.5),
-      ],
-      [
-        "as-of listing / current listing (no cache)",
-        ratios.as_of_list_over_uncached_list,
-        ">= 0.5",
-        verdict(ratios.as_of_list_over_uncached_list >= 0.5),
-      ],
-      ["304 s1 / base", ratios.not_modified_s1_over_base, "-", ""],
-    ]),
-  );
-  console.log(`soak runs (req/s): ${soak.map((run) => run.requestsPerSecond).join(", ")}`);
-  // The same ratios round by round, each against the base of its own round: a busy minute on a
-  // shared machine then shows as one odd round instead of moving a median.
-  const byRound = Object.fromEntries(
-    ["uncached_s1", "uncached_s2", "uncached_list", "cached_s1", "cached_s2"].map((key) => [
-      key,
-      results[key]!.rounds.map((run, index) =>
-        round(run.requestsPerSecond / results[best.key]!.rounds[index]!.requestsPerSecond, 2),
-      ),
-    ]),
-  );
-  console.log(
-    `per round, over that round's base: ${Object.entries(byRound)
-      .map(([key, values]) => `${key} ${values.join(", ")}`)
-      .join("; ")}`,
-  );
-  const path = await writeReport({
+  const url = await indexedDatabase(settings.spec);
+  const loadBefore = loadAverage();
+  const indexed = await readIndexed(url, startedAt);
+  const { targets, results, soak } = await measure(settings, url, indexed);
+  const loadAfter = loadAverage();
+  const compared = compare(targets, results, soak);
+  printTables(settings, indexed, targets, results, compared, [loadBefore, loadAfter]);
+  const { best, ratios, byRound } = compared;
+  const { spec, connections, threads, duration, warmup, smoke } = settings;
+  const { rows, s1, s2, wallets, asOfBlock } = indexed;
+  await writeReport({
     name: "api",
     smoke,
     startedAt,
@@ -672,9 +162,9 @@ async function main() {
       threads,
       durationSeconds: duration,
       warmupSeconds: warmup,
-      soakRuns,
-      soakIntervalSeconds: soakInterval,
-      apiPoolSize: apiPool,
+      soakRuns: settings.soakRuns,
+      soakIntervalSeconds: settings["soak-interval"],
+      apiPoolSize: config.api.poolSize,
       stakedCitizens: rows.length,
       stakedS1: s1.length,
       stakedS2: s2.length,
@@ -694,7 +184,380 @@ async function main() {
       "targets are printed, never asserted",
     ],
   });
-  console.log(`\nwrote ${path}`);
+}
+
+type Settings = ReturnType<typeof readSettings>;
+
+/** The staked citizens and wallets of the indexed database, its block, and a token to ask. */
+async function readIndexed(url: string, startedAt: string) {
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  const rows = await sql<{ season: number; id: string; staker: string }[]>`
+    select season, citizen_id::text as id, staker from staked_citizens`;
+  const [indexed] = await sql<{ block: string }[]>`
+    select max(indexed_block)::text as block from indexer_checkpoints`;
+  await sql.end({ timeout: 5 });
+  const asOfBlock = indexed!.block;
+  const s1 = rows.filter((row) => row.season === 1);
+  const s2 = rows.filter((row) => row.season === 2);
+  const wallets = [...new Set(rows.map((row) => row.staker))];
+  if (s1.length === 0 || s2.length === 0) throw new ApiBenchFailed("no staked citizens indexed");
+  log(
+    `${rows.length} staked citizens (${s1.length} S1, ${s2.length} S2) over ${wallets.length} wallets`,
+  );
+  const handle = createDatabase(url, { max: 1 });
+  const { token } = await createToken(handle.db, `bench-api-${startedAt}`);
+  await handle.close();
+
+  return { rows, s1, s2, wallets, asOfBlock, token };
+}
+
+type Indexed = Awaited<ReturnType<typeof readIndexed>>;
+type Round = WrkResult & { serverCores: number; postgresCores: number };
+type Measured = Omit<Round, "requests" | "seconds" | "maxMs"> & {
+  serverPeakRssBytes: number;
+  rounds: Round[];
+};
+
+/**
+ * Every server in its own process, side by side; each target's rounds of wrk, in turn; then the
+ * soak against the uncached API.
+ */
+async function measure(settings: Settings, url: string, indexed: Indexed) {
+  const { spec, connections, threads, duration, warmup } = settings;
+  const { rows, s1, s2, wallets, asOfBlock, token } = indexed;
+  const files = join(RESULTS_DIR, "cache");
+  await mkdir(files, { recursive: true });
+  // Named by scenario: a smoke run (the test suite's) must not overwrite a full run's requests.
+  const requestFile = (kind: string) => join(files, `wrk-${spec.seed}-${spec.events}-${kind}.txt`);
+  const citizenRequests = (citizens: { id: string; staker: string }[], season: 1 | 2, query = "") =>
+    citizens.map((row) => ({
+      path: `/v1/staking/citizens/s${season}/${row.id}?address=${row.staker}${query}`,
+    }));
+  const listRequests = (query = "") =>
+    wallets.map((wallet) => ({ path: `/v1/staking/citizens?address=${wallet}${query}` }));
+  const asOf = `&block=${asOfBlock}`;
+  const requestFiles = {
+    s1: await writeRequests(requestFile("s1"), citizenRequests(s1, 1)),
+    s2: await writeRequests(requestFile("s2"), citizenRequests(s2, 2)),
+    list: await writeRequests(requestFile("list"), listRequests()),
+    s1AsOf: await writeRequests(requestFile("s1-as-of"), citizenRequests(s1, 1, asOf)),
+    listAsOf: await writeRequests(requestFile("list-as-of"), listRequests(asOf)),
+    s1Conditional: requestFile("s1-conditional"),
+  };
+
+  let profiles = 0;
+  const start = (server: Server, port: number) => {
+    const env: Record<string, string> = {
+      DATABASE_URL: url,
+      REDIS_URL: config.redis.url,
+      QUEUE_PREFIX: `cs-bench-api-${process.pid}`,
+      HOST: "127.0.0.1",
+      PORT: String(port),
+      // One token far past any real limit; the limiter's bookkeeping still runs.
+      RATE_LIMIT_PER_MINUTE: "1000000000",
+      LOG_LEVEL: "warn",
+    };
+    const name = `api-bench-${serverName(server)}`;
+    if (server.kind === "primary-key") {
+      return spawnBun(
+        name,
+        ["bench/servers/primary-key.ts", server.client, String(server.pool)],
+        env,
+      );
+    }
+    const profile = settings["cpu-prof"]
+      ? [
+          "--cpu-prof-md",
+          "--cpu-prof-dir=bench/results/profiles",
+          `--cpu-prof-name=${name}-${profiles++}.md`,
+        ]
+      : [];
+    return spawnBun(name, [...profile, "api/main.ts"], {
+      ...env,
+      DB_POOL_SIZE: String(server.pool),
+      RESPONSE_CACHE_ENTRIES: server.cache ? String(rows.length + wallets.length + 1_000) : "0",
+    });
+  };
+
+  const wrk = (base: string, requestsFile: string, seconds: number) =>
+    runWrk({ base, token, requestsFile, connections, threads, seconds });
+
+  /** For 304s: one GET per citizen (a sample) to learn its current ETag. */
+  const collectEtags = async (serverBase: string) => {
+    const requests: WrkRequest[] = [];
+    for (const request of sample(citizenRequests(s1, 1), 2_000)) {
+      const response = await fetch(`${serverBase}${request.path}`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      await response.arrayBuffer();
+      const etag = response.headers.get("etag");
+      if (response.status !== 200 || !etag)
+        throw new ApiBenchFailed(`no ETag for ${request.path}: ${response.status}`);
+      requests.push({ ...request, ifNoneMatch: etag });
+    }
+    await writeRequests(requestFiles.s1Conditional, requests);
+  };
+
+  const apiPool = config.api.poolSize;
+  const otherPool = apiPool === 1 ? 4 : 1;
+  const uncached: Server = { kind: "api", pool: apiPool, cache: false };
+  const cached: Server = { kind: "api", pool: apiPool, cache: true };
+  const other: Server = { kind: "api", pool: otherPool, cache: false };
+  const on = (key: string, label: string, server: Server, requests: keyof typeof requestFiles) =>
+    ({ key, label, server, requests: requestFiles[requests] }) as Target_;
+  const bare = (client: "postgres.js" | "bun-sql", pool: number) =>
+    on(
+      `base_${client.replace(/[.-]/g, "")}_pool${pool}`,
+      `base: Bun.serve + ${client === "bun-sql" ? "Bun SQL" : client}, pool ${pool}`,
+      { kind: "primary-key", client, pool },
+      "s1",
+    );
+  const targets: Target_[] = [
+    bare("postgres.js", 1),
+    bare("postgres.js", 4),
+    // The API's own client and pool (DB_POOL_SIZE 1): the fair bare twin of its hot reads.
+    bare("bun-sql", 1),
+    bare("bun-sql", 4),
+    on("uncached_s1", `API s1, no cache, pool ${apiPool}`, uncached, "s1"),
+    on(`uncached_s1_pool${otherPool}`, `API s1, no cache, pool ${otherPool}`, other, "s1"),
+    on("uncached_s2", "API s2, no cache", uncached, "s2"),
+    on("uncached_list", "API listing (25 a page), no cache", uncached, "list"),
+    on("as_of_s1", "API s1 ?block=N, no cache", uncached, "s1AsOf"),
+    on("as_of_list", "API listing ?block=N, no cache", uncached, "listAsOf"),
+    on("cached_s1", "API s1, cache", cached, "s1"),
+    on("cached_s2", "API s2, cache", cached, "s2"),
+    on("cached_list", "API listing, cache", cached, "list"),
+    {
+      ...on("not_modified_s1", "API s1, If-None-Match → 304", cached, "s1Conditional"),
+      prepare: collectEtags,
+    },
+  ];
+
+  /** Per target: the median of its rounds. */
+  const results: Record<string, Measured> = {};
+  const soak: WrkResult[] = [];
+
+  // Every server runs side by side (each on its own port, idle while another is measured), and
+  // the targets take turns round by round: load from other work on a shared machine then falls
+  // on all of them alike instead of on whichever ran during a busy minute.
+  const running = new Map<
+    string,
+    { child: Child; base: string; rss: ReturnType<typeof trackPeakRss> }
+  >();
+  try {
+    for (const target of targets) {
+      const name = serverName(target.server);
+      if (running.has(name)) continue;
+      const port = await freePort();
+      const child = start(target.server, port);
+      const base = `http://127.0.0.1:${port}`;
+      running.set(name, { child, base, rss: trackPeakRss(child) });
+      await waitForServer(`${base}/healthz`, child);
+    }
+    const serverOf = (target: Target_) => running.get(serverName(target.server))!;
+    for (const target of targets) {
+      await target.prepare?.(serverOf(target).base);
+      if (warmup > 0) await wrk(serverOf(target).base, target.requests, warmup);
+    }
+    const rounds: Record<string, Round[]> = Object.fromEntries(
+      targets.map((target) => [target.key, []]),
+    );
+    for (let n = 0; n < settings.rounds; n++) {
+      for (const target of targets) {
+        const { child, base } = serverOf(target);
+        const before = {
+          server: await cpuSecondsOf(child.pid),
+          postgres: await cpuSecondsOfCommand("postgres"),
+        };
+        const result = await wrk(base, target.requests, duration);
+        const cores = (cpu: number) => round(cpu / result.seconds, 2);
+        rounds[target.key]!.push({
+          ...result,
+          serverCores: cores((await cpuSecondsOf(child.pid)) - before.server),
+          postgresCores: cores((await cpuSecondsOfCommand("postgres")) - before.postgres),
+        });
+        log(
+          `round ${n + 1}/${settings.rounds} ${target.label}: ${result.requestsPerSecond} req/s, p99 ${result.p99Ms} ms`,
+        );
+      }
+    }
+    for (const target of targets) {
+      const all = rounds[target.key]!;
+      const middle = (of: (r: Round) => number) => median(all.map(of));
+      const sum = (of: (r: Round) => number) => all.reduce((total, r) => total + of(r), 0);
+      results[target.key] = {
+        requestsPerSecond: middle((r) => r.requestsPerSecond),
+        p50Ms: middle((r) => r.p50Ms),
+        p99Ms: middle((r) => r.p99Ms),
+        errors: sum((r) => r.errors),
+        statusErrors: sum((r) => r.statusErrors),
+        serverCores: middle((r) => r.serverCores),
+        postgresCores: middle((r) => r.postgresCores),
+        loaderCores: middle((r) => r.loaderCores),
+        serverPeakRssBytes: 0,
+        rounds: all,
+      };
+    }
+    // The soak: consecutive runs against one API process that has already served every round,
+    // so anything that grows per request shows as a falling rate.
+    const soakServer = serverOf(targets.find((target) => target.key === "uncached_s1")!);
+    for (let run = 0; run < settings.soakRuns; run++) {
+      const result = await wrk(soakServer.base, requestFiles.s1, settings["soak-interval"]);
+      soak.push(result);
+      log(`soak ${run + 1}/${settings.soakRuns}: ${result.requestsPerSecond} req/s`);
+    }
+  } finally {
+    for (const [name, server] of running) {
+      const peak = await server.rss.stop();
+      for (const target of targets) {
+        const result = results[target.key];
+        if (serverName(target.server) === name && result) result.serverPeakRssBytes = peak;
+      }
+      await server.child.stop();
+    }
+  }
+
+  return { targets, results, soak };
+}
+
+type Measurement = Awaited<ReturnType<typeof measure>>;
+
+/** The API's rates against the fastest bare server ("base"), overall and round by round. */
+function compare(targets: Target_[], results: Measurement["results"], soak: WrkResult[]) {
+  const baselines = targets.filter((target) => target.server.kind === "primary-key");
+  const best = baselines.reduce((a, b) =>
+    results[b.key]!.requestsPerSecond > results[a.key]!.requestsPerSecond ? b : a,
+  );
+  const base = results[best.key]!;
+  const rate = (key: string) => results[key]!.requestsPerSecond;
+  const over = (key: string, of = best.key) => round(rate(key) / rate(of), 3);
+  const p99Over = (key: string) => round(results[key]!.p99Ms / base.p99Ms, 2);
+  // The fastest baseline can have a long tail (pools of 4 queue unevenly), so the API's p99 is
+  // also held against the shortest tail any baseline showed.
+  const shortestP99 = Math.min(...baselines.map((target) => results[target.key]!.p99Ms));
+  const soakRates = soak.map((run) => run.requestsPerSecond);
+  const ratios = {
+    uncached_s1_over_base: over("uncached_s1"),
+    uncached_s2_over_base: over("uncached_s2"),
+    uncached_list_over_base: over("uncached_list"),
+    cached_s1_over_base: over("cached_s1"),
+    cached_s2_over_base: over("cached_s2"),
+    cached_list_over_base: over("cached_list"),
+    not_modified_s1_over_base: over("not_modified_s1"),
+    as_of_s1_over_uncached_s1: over("as_of_s1", "uncached_s1"),
+    as_of_list_over_uncached_list: over("as_of_list", "uncached_list"),
+    uncached_s1_p99_over_base: p99Over("uncached_s1"),
+    uncached_s2_p99_over_base: p99Over("uncached_s2"),
+    cached_s1_p99_over_base: p99Over("cached_s1"),
+    uncached_s1_p99_over_shortest_base_p99: round(results.uncached_s1!.p99Ms / shortestP99, 2),
+    uncached_s2_p99_over_shortest_base_p99: round(results.uncached_s2!.p99Ms / shortestP99, 2),
+    soak_last_over_first: round(soakRates.at(-1)! / soakRates[0]!, 3),
+    soak_min_over_first: round(Math.min(...soakRates) / soakRates[0]!, 3),
+  };
+
+  // The same ratios round by round, each against the base of its own round: a busy minute on a
+  // shared machine then shows as one odd round instead of moving a median.
+  const byRound = Object.fromEntries(
+    ["uncached_s1", "uncached_s2", "uncached_list", "cached_s1", "cached_s2"].map((key) => [
+      key,
+      results[key]!.rounds.map((run, n) =>
+        round(run.requestsPerSecond / base.rounds[n]!.requestsPerSecond, 2),
+      ),
+    ]),
+  );
+  return { best, base, ratios, soakRates, byRound };
+}
+
+function printTables(
+  { connections, threads, duration }: Settings,
+  { rows, wallets }: Indexed,
+  targets: Target_[],
+  results: Measurement["results"],
+  { best, base, ratios, soakRates, byRound }: ReturnType<typeof compare>,
+  [loadBefore, loadAfter]: [number[], number[]],
+) {
+  console.log(
+    `\nload average (1, 5, 15 min) before ${loadBefore.join(", ")}, after ${loadAfter.join(", ")}`,
+  );
+  console.log(
+    `\nwrk: ${connections} connections, ${threads} thread(s), ${duration} s each; ${rows.length} staked citizens over ${wallets.length} wallets; CPU in cores (this machine has ${machine().cpus})\n`,
+  );
+  console.log(
+    table([
+      [
+        "target",
+        "req/s",
+        "p50 ms",
+        "p99 ms",
+        "errors",
+        ">=400",
+        "RSS",
+        "server",
+        "postgres",
+        "wrk",
+      ],
+      ...targets.map(({ key, label }) => {
+        const r = results[key]!;
+        const rss = `${Math.round(r.serverPeakRssBytes / 1e6)} MB`;
+        return [
+          label,
+          r.requestsPerSecond,
+          round(r.p50Ms, 2),
+          round(r.p99Ms, 2),
+          r.errors,
+          r.statusErrors,
+          rss,
+          r.serverCores,
+          r.postgresCores,
+          r.loaderCores,
+        ];
+      }),
+    ]),
+  );
+  console.log(`\nbase = ${best.label} (${base.requestsPerSecond} req/s, p99 ${base.p99Ms} ms)`);
+  const [fast, cache, tail, soaked, half] = [
+    { atLeast: 0.8 },
+    { atLeast: 1.5 },
+    { atMost: 2 },
+    { atLeast: 0.9 },
+    { atLeast: 0.5 },
+  ] satisfies Target[];
+  console.log(
+    targetTable([
+      ["uncached s1 / base", ratios.uncached_s1_over_base, fast],
+      ["uncached s2 / base", ratios.uncached_s2_over_base, fast],
+      ["cached s1 / base", ratios.cached_s1_over_base, cache],
+      ["cached s2 / base", ratios.cached_s2_over_base, cache],
+      ["uncached s1 p99 / base p99", ratios.uncached_s1_p99_over_base, tail],
+      ["uncached s2 p99 / base p99", ratios.uncached_s2_p99_over_base, tail],
+      ["uncached s1 p99 / shortest base p99", ratios.uncached_s1_p99_over_shortest_base_p99, tail],
+      ["soak: last / first", ratios.soak_last_over_first, soaked],
+      ["listing (no cache) / base", ratios.uncached_list_over_base, half],
+      ["as-of s1 / current s1 (no cache)", ratios.as_of_s1_over_uncached_s1, half],
+      ["as-of listing / current listing (no cache)", ratios.as_of_list_over_uncached_list, half],
+      ["304 s1 / base", ratios.not_modified_s1_over_base],
+    ]),
+  );
+  console.log(`soak runs (req/s): ${soakRates.join(", ")}`);
+  console.log(
+    `per round, over that round's base: ${Object.entries(byRound)
+      .map(([key, values]) => `${key} ${values.join(", ")}`)
+      .join("; ")}`,
+  );
+}
+
+async function waitForServer(url: string, child: Child) {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    child.assertAlive();
+    const answered = await fetch(url).then(
+      (response) => response.arrayBuffer(),
+      () => undefined,
+    );
+    if (answered) return;
+    if (Date.now() > deadline) throw new ApiBenchFailed(`${child.label} did not answer ${url}`);
+    await Bun.sleep(50);
+  }
 }
 
 if (import.meta.main) runMain(main);

@@ -4,7 +4,7 @@
  * database: --events events over --citizens citizens (10 rounds of stake, deposits, withdraw and
  * re-stakes by other wallets), 20 events a block.
  *
- * The history is written chunk by chunk as the indexer writes it (bench/support/synthetic-history.ts:
+ * The history is written chunk by chunk as the indexer writes it (test/support/synthetic-history.ts:
  * events, then project_staked_citizens over the chunk, the checkpoint, staked_citizens for the
  * touched citizens), each chunk timed. At each --at point (stored events) the API's own statements
  * (api/modules/citizens/service.ts, no HTTP and no response cache: the uncached cost) answer
@@ -27,7 +27,7 @@ import {
   defaultCitizens,
   writeHistory,
 } from "../test/support/synthetic-history.ts";
-import { numberList, readFlags, runMain, wholeNumber } from "./support/flags.ts";
+import { flag, readFlags, runMain } from "./support/flags.ts";
 import { log, percentile, round, table } from "./support/report.ts";
 
 async function samples(db: ReturnType<typeof createDatabase>["db"], n: number, indexed: number) {
@@ -80,29 +80,16 @@ async function compare(url: string, requests: number, rounds: number, indexed: n
   const service = createCitizensService(db, reads);
   const tokenHash = "0".repeat(64);
   const { now, past } = await samples(db, requests, indexed);
-  const type = (season: number): "s1" | "s2" => (season === 1 ? "s1" : "s2");
   const calls = (path: Path, asOf: boolean) =>
-    (asOf ? past : now).map((sample) => () => {
-      if (path === "one") {
-        return asOf
-          ? service.findAt(
-              tokenHash,
-              type(sample.season),
-              String(sample.id),
-              sample.address,
-              sample.block,
-            )
-          : service.find(tokenHash, type(sample.season), String(sample.id), sample.address);
+    (asOf ? past : now).map(({ season, id, address, block }) => () => {
+      const type = season === 1 ? "s1" : "s2";
+      const request = { address, sort: "id", order: "asc", limit: 50 } as const;
+      if (path === "listing") {
+        return asOf ? service.listAt(tokenHash, request, block) : service.list(tokenHash, request);
       }
-      const request = {
-        address: sample.address,
-        sort: "id" as const,
-        order: "asc" as const,
-        limit: 50,
-      };
       return asOf
-        ? service.listAt(tokenHash, request, sample.block)
-        : service.list(tokenHash, request);
+        ? service.findAt(tokenHash, type, `${id}`, address, block)
+        : service.find(tokenHash, type, `${id}`, address);
     });
   const results: string[][] = [];
   for (const path of ["one", "listing"] as const) {
@@ -140,22 +127,18 @@ async function compare(url: string, requests: number, rounds: number, indexed: n
 
 runMain(async () => {
   const flags = readFlags({
-    events: { type: "string", default: "1000000" },
-    at: { type: "string", default: "10000,100000,1000000" },
-    chunk: { type: "string", default: "10000" },
-    citizens: { type: "string" },
-    vacuum: { type: "boolean", default: false },
-    requests: { type: "string", default: "400" },
-    rounds: { type: "string", default: "3" },
+    events: flag.number("1000000"),
+    at: flag.numbers("10000,100000,1000000"),
+    chunk: flag.number("10000"),
+    citizens: flag.number(undefined),
+    vacuum: flag.boolean(),
+    requests: flag.number("400"),
+    rounds: flag.number("3"),
   });
-  const events = wholeNumber("events", flags.events);
-  const at = numberList("at", flags.at).filter((point) => point <= events);
-  const chunkEvents = wholeNumber("chunk", flags.chunk);
-  const citizens = flags.citizens
-    ? wholeNumber("citizens", flags.citizens)
-    : defaultCitizens(events);
-  const requests = wholeNumber("requests", flags.requests);
-  const rounds = wholeNumber("rounds", flags.rounds);
+  const { events, requests, rounds } = flags;
+  const at = flags.at.filter((point) => point <= events);
+  const chunkEvents = flags.chunk;
+  const citizens = flags.citizens ?? defaultCitizens(events);
   const database = await createScratchDatabase("bench_as_of");
   const { db, close } = createDatabase(database.url, { max: 1 });
   try {
@@ -175,7 +158,7 @@ runMain(async () => {
       citizens,
       chunkEvents,
       at,
-      vacuum: flags.vacuum === true,
+      vacuum: flags.vacuum,
       onPoint: async (point) => {
         writes.push([`${point.storedEvents}`, `${point.chunkWriteMs}`, `${point.load1m}`]);
         log(`${point.storedEvents} events stored: chunk write ${point.chunkWriteMs} ms`);

@@ -15,10 +15,8 @@ import {
   fetchStakerTransfers,
 } from "../indexer/chain/transfer-check.ts";
 import { fetchRange } from "../indexer/fetch/fetch-range.ts";
-import { createIndexer } from "../indexer/indexer.ts";
-import { createScratchDatabase } from "../scratch/database.ts";
-import { createScratchRedisPrefix } from "../scratch/redis.ts";
 import { startRpcProxy } from "../test/support/rpc-proxy.ts";
+import { openRun } from "./support/harness.ts";
 
 const CHUNK = 2_000n;
 
@@ -46,24 +44,16 @@ async function measure(label: string, events: number, transactionsPerBlock: numb
   });
   const blocks = new Set(logs.map((log) => log.blockNumber)).size;
   console.log(`${label}: ${logs.length} staker logs in ${blocks} of ${CHUNK} blocks`);
-  const database = await createScratchDatabase("bench_missing_logs");
-  const redis = createScratchRedisPrefix("bench_missing_logs");
   try {
     for (const delayMs of [0, 50]) {
       const proxy = startRpcProxy(devnet.node.rpcUrl, { delayMs });
-      const indexer = await createIndexer({
+      await using run = await openRun({
+        label: "bench_missing_logs",
         rpcUrl: proxy.url,
-        databaseUrl: database.url,
-        redis: { url: redis.url },
-        queuePrefix: redis.prefix,
         staker: devnet.deployment.addresses.staker,
         chunkSize: Number(CHUNK),
-        concurrency: 1,
-        confirmations: 0,
-        followIntervalMs: 200,
-        maxLogRange: 10_000,
-        finalityDepth: 0,
       });
+      const { indexer } = run;
       // Once to read the citizens, so the runs below count the fetch and its check alone.
       await fetchRange(indexer.deps, { from, to });
       for (const dense of [false, true]) {
@@ -105,12 +95,9 @@ async function measure(label: string, events: number, transactionsPerBlock: numb
       console.log(
         `  ${delayMs} ms latency, the transfer check alone: ${ms} ms, ${proxy.tally().httpRequests} HTTP requests, ${transfers.length} Transfers matched (the staker's), ${harmless} asked again`,
       );
-      await indexer.close();
       await proxy.stop();
     }
   } finally {
-    await redis.clean();
-    await database.drop();
     await devnet.node.stop();
   }
 }

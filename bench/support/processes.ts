@@ -1,36 +1,26 @@
 /**
- * Child processes of a benchmark (indexer workers, API servers): started with their own
- * settings in the environment, their output kept in a log file under bench/results/logs/, their
- * memory and CPU time readable from /proc while they run, and stopped with SIGTERM.
+ * Child processes of a benchmark (indexer workers, followers, API servers): started with their
+ * own settings in the environment, their output kept in a log file under bench/results/logs/,
+ * stopped with SIGTERM; and what /proc says of any process while it runs: memory, CPU time, CPU
+ * time by thread.
  */
 import { mkdirSync, openSync } from "node:fs";
+import { readdir } from "node:fs/promises";
 import { join } from "node:path";
-import { RESULTS_DIR } from "./report.ts";
+import { RESULTS_DIR, round } from "./report.ts";
 
 export const LOG_DIR = join(RESULTS_DIR, "logs");
 const REPO_ROOT = join(import.meta.dir, "..", "..");
+const CLOCK_TICKS = 100;
 
 export class ChildExited extends Error {
   override name = "ChildExited";
 }
 
-export type Child = {
-  label: string;
-  pid: number;
-  logFile: string;
-  /** Resident memory now, in bytes (0 once it has exited). */
-  rssBytes(): Promise<number>;
-  /** The most resident memory it ever held (the kernel's high-water mark), in bytes. */
-  peakRssBytes(): Promise<number>;
-  /** User + system CPU seconds used so far. */
-  cpuSeconds(): Promise<number>;
-  /** Throws ChildExited if the process is gone. */
-  assertAlive(): void;
-  stop(): Promise<void>;
-};
+export type Child = ReturnType<typeof spawnBun>;
 
 /** Runs `bun <args>` from the repository root with `settings` added to the environment. */
-export function spawnBun(label: string, args: string[], settings: Record<string, string>): Child {
+export function spawnBun(label: string, args: string[], settings: Record<string, string>) {
   mkdirSync(LOG_DIR, { recursive: true });
   const logFile = join(LOG_DIR, `${label}-${Date.now()}.log`);
   const output = openSync(logFile, "w");
@@ -44,23 +34,24 @@ export function spawnBun(label: string, args: string[], settings: Record<string,
   });
   const killOnExit = () => child.kill("SIGKILL");
   process.once("exit", killOnExit);
+  const exited = () => child.exitCode !== null || child.signalCode !== null;
   return {
     label,
     pid: child.pid,
     logFile,
-    rssBytes: () => rssOf(child.pid),
+    /** The most resident memory it ever held (the kernel's high-water mark), in bytes. */
     peakRssBytes: () => peakRssOf(child.pid),
+    /** User + system CPU seconds used so far. */
     cpuSeconds: () => cpuSecondsOf(child.pid),
     assertAlive() {
-      if (child.exitCode !== null || child.signalCode !== null) {
-        throw new ChildExited(
-          `${label} exited (${child.exitCode ?? child.signalCode}); see ${logFile}`,
-        );
+      if (exited()) {
+        const code = child.exitCode ?? child.signalCode;
+        throw new ChildExited(`${label} exited (${code}); see ${logFile}`);
       }
     },
     async stop() {
       process.off("exit", killOnExit);
-      if (child.exitCode !== null || child.signalCode !== null) return;
+      if (exited()) return;
       child.kill("SIGTERM");
       const escalate = setTimeout(() => child.kill("SIGKILL"), 15_000);
       await child.exited;
@@ -69,48 +60,39 @@ export function spawnBun(label: string, args: string[], settings: Record<string,
   };
 }
 
-export function rssOf(pid: number): Promise<number> {
-  return statusBytes(pid, "VmRSS");
+async function statusBytes(pid: number, field: "VmRSS" | "VmHWM"): Promise<number> {
+  const status = await Bun.file(`/proc/${pid}/status`)
+    .text()
+    .catch(() => "");
+  return Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) * 1024;
 }
 
 /** VmHWM: the peak resident set since the process started, kept by the kernel. */
-export function peakRssOf(pid: number): Promise<number> {
-  return statusBytes(pid, "VmHWM");
-}
+export const peakRssOf = (pid: number) => statusBytes(pid, "VmHWM");
 
-async function statusBytes(pid: number, field: "VmRSS" | "VmHWM"): Promise<number> {
-  try {
-    const status = await Bun.file(`/proc/${pid}/status`).text();
-    return Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) * 1024;
-  } catch {
-    return 0;
-  }
+/** utime + stime of a /proc/<pid>/stat or /proc/<pid>/task/<tid>/stat line, in seconds. */
+function statCpuSeconds(stat: string): number {
+  // Fields after the parenthesised command name; utime and stime are the 12th and 13th.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
 }
-
-const CLOCK_TICKS = 100;
 
 export async function cpuSecondsOf(pid: number): Promise<number> {
-  try {
-    const stat = await Bun.file(`/proc/${pid}/stat`).text();
-    // Fields after the parenthesised command name; utime and stime are the 12th and 13th.
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
-  } catch {
-    return 0;
-  }
+  const stat = await Bun.file(`/proc/${pid}/stat`)
+    .text()
+    .catch(() => "");
+  return stat ? statCpuSeconds(stat) : 0;
 }
 
 /** CPU seconds of every process whose command name is `name` (e.g. all postgres backends). */
 export async function cpuSecondsOfCommand(name: string): Promise<number> {
-  const glob = new Bun.Glob("[0-9]*");
   let total = 0;
-  for await (const pid of glob.scan({ cwd: "/proc", onlyFiles: false })) {
-    try {
-      const comm = (await Bun.file(`/proc/${pid}/comm`).text()).trim();
-      if (comm === name) total += await cpuSecondsOf(Number(pid));
-    } catch {
-      // The process ended between the listing and the read.
-    }
+  for await (const pid of new Bun.Glob("[0-9]*").scan({ cwd: "/proc", onlyFiles: false })) {
+    // A process that ended between the listing and the read counts nothing.
+    const comm = await Bun.file(`/proc/${pid}/comm`)
+      .text()
+      .catch(() => "");
+    if (comm.trim() === name) total += await cpuSecondsOf(Number(pid));
   }
   return total;
 }
@@ -121,7 +103,7 @@ export function trackPeakRss(child: Child) {
   let running = true;
   const loop = (async () => {
     while (running) {
-      peak = Math.max(peak, await child.rssBytes());
+      peak = Math.max(peak, await statusBytes(child.pid, "VmRSS"));
       await Bun.sleep(250);
     }
   })();
@@ -151,13 +133,66 @@ export type CpuByRole = Awaited<ReturnType<typeof cpuByRole>>;
 
 /** Cores each role kept busy between two readings (1 = one core all the time). */
 export function coresBetween(before: CpuByRole, after: CpuByRole, seconds: number) {
-  const cores = (key: keyof CpuByRole) =>
-    Math.round(((after[key] - before[key]) / seconds) * 100) / 100;
-  return {
-    anvil: cores("anvil"),
-    postgres: cores("postgres"),
-    redis: cores("redis"),
-    children: cores("children"),
-    bench: cores("bench"),
-  };
+  const roles = Object.keys(before) as (keyof CpuByRole)[];
+  return Object.fromEntries(
+    roles.map((role) => [role, round((after[role] - before[role]) / seconds, 2)]),
+  ) as CpuByRole;
+}
+
+/**
+ * A process's CPU by thread, from /proc/<pid>/task/<tid>/stat: what the JavaScript itself costs
+ * (the main thread) apart from what Bun and JavaScriptCore spend beside it: the JIT compiling
+ * (and recompiling) the hot functions, the garbage collector's helpers, the allocator's page
+ * scavenger, fetch's HTTP thread. The JIT's share is paid by every worker process and is heaviest
+ * in its first chunks, so a short backfill's CPU per event is higher than a long one's, and more
+ * workers spend more on it in all (measured at load 2-6: 0.6-0.75 s of one worker's 20k run,
+ * 1.7-2.0 s of its 100k run, 2.5-3.5 s over 2 and 4 workers at 100k).
+ */
+export type ThreadRole = "main" | "jit" | "gc" | "allocator" | "http" | "other";
+
+/** Thread names (the kernel keeps 15 characters) by what they do. */
+const THREAD_ROLES: [RegExp, ThreadRole][] = [
+  [/^JITWorker/, "jit"],
+  [/^Heap ?Helper|Collector/i, "gc"],
+  [/^mi-/, "allocator"],
+  [/^HTTP Client/, "http"],
+];
+
+const noThreadCpu = (): Record<ThreadRole, number> => ({
+  main: 0,
+  jit: 0,
+  gc: 0,
+  allocator: 0,
+  http: 0,
+  other: 0,
+});
+
+/** CPU seconds so far of every thread of `pid`, summed by role (zeros once it has exited). */
+export async function threadCpuOf(pid: number): Promise<Record<ThreadRole, number>> {
+  const cpu = noThreadCpu();
+  for (const tid of await readdir(`/proc/${pid}/task`).catch(() => [])) {
+    // A thread that ended between the listing and the read counts nothing.
+    const stat = await Bun.file(`/proc/${pid}/task/${tid}/stat`)
+      .text()
+      .catch(() => "");
+    if (!stat) continue;
+    const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+    const role = tid === String(pid) ? "main" : THREAD_ROLES.find(([p]) => p.test(name))?.[1];
+    cpu[role ?? "other"] += statCpuSeconds(stat);
+  }
+  return cpu;
+}
+
+/** The CPU seconds by role that `pids` used between `before` and now, summed over them. */
+export async function threadCpuSince(pids: number[], before: Record<ThreadRole, number>[]) {
+  const after = await Promise.all(pids.map(threadCpuOf));
+  const total = noThreadCpu();
+  for (const role of Object.keys(total) as ThreadRole[]) {
+    const used = after.map((threads, i) => threads[role] - (before[i]?.[role] ?? 0));
+    total[role] = round(
+      used.reduce((sum, seconds) => sum + seconds, 0),
+      2,
+    );
+  }
+  return total;
 }

@@ -1,11 +1,10 @@
 /**
- * What every benchmark records: the machine, the versions of what it ran against, its
- * parameters, the raw figures and the ratios, as a JSON file under bench/results/ and a table
- * on stdout.
+ * What every benchmark records and prints: the machine, the versions of what it ran against, its
+ * parameters, the raw figures and the ratios, as a JSON file under bench/results/, and its tables
+ * on stdout, each figure beside its target with a verdict (printed, never asserted).
  */
-
 import { mkdir, writeFile } from "node:fs/promises";
-import { cpus, freemem, release, totalmem, type } from "node:os";
+import { cpus, freemem, loadavg, release, totalmem, type } from "node:os";
 import { join } from "node:path";
 import postgres from "postgres";
 import { anvilBinaryPath } from "../../devnet/anvil.ts";
@@ -26,104 +25,124 @@ export function machine() {
   };
 }
 
-async function commandVersion(command: string[]): Promise<string> {
-  const child = Bun.spawn(command, { stdout: "pipe", stderr: "ignore" });
-  const text = await new Response(child.stdout).text();
-  await child.exited;
-  return text.split("\n")[0]?.trim() ?? "unknown";
-}
+/** The 1, 5 and 15 minute load averages: on a shared machine the ratios hold, the rates do not. */
+export const loadAverage = () => loadavg().map((value) => round(value, 2));
 
-async function packageVersion(name: string): Promise<string> {
-  const manifest = await Bun.file(
-    join(import.meta.dir, "..", "..", "node_modules", name, "package.json"),
-  ).json();
-  return String((manifest as { version?: string }).version ?? "unknown");
-}
-
-export async function versions(extraPackages: string[] = []) {
+async function versions() {
   const sql = postgres(config.databaseUrl.replace(/\/[^/]*$/, "/postgres"), {
     max: 1,
     onnotice: () => {},
   });
   const [row] = await sql<{ server_version: string }[]>`show server_version`;
   await sql.end({ timeout: 5 });
+  const redis = openRedis(config.redis, "queues");
+  const info = await redis.info("server").finally(() => redis.disconnect());
+  const anvil = Bun.spawn([anvilBinaryPath(), "--version"], { stdout: "pipe", stderr: "ignore" });
   const packages: Record<string, string> = {};
-  for (const name of ["viem", "bullmq", "elysia", "postgres", "drizzle-orm", ...extraPackages]) {
-    packages[name] = await packageVersion(name);
+  for (const name of ["viem", "bullmq", "elysia", "postgres", "drizzle-orm"]) {
+    const manifest = await Bun.file(
+      join(import.meta.dir, "../../node_modules", name, "package.json"),
+    );
+    packages[name] = String(((await manifest.json()) as { version?: string }).version);
   }
   return {
     bun: Bun.version,
-    anvil: await commandVersion([anvilBinaryPath(), "--version"]),
+    anvil: (await new Response(anvil.stdout).text()).split("\n")[0]?.trim() ?? "unknown",
     postgres: row?.server_version ?? "unknown",
-    redis: await redisVersion(),
+    redis: /redis_version:(\S+)/.exec(info)?.[1] ?? "unknown",
     packages,
   };
 }
 
-async function redisVersion(): Promise<string> {
-  const redis = openRedis(config.redis, "queues");
-  try {
-    const info = await redis.info("server");
-    return /redis_version:(\S+)/.exec(info)?.[1] ?? "unknown";
-  } finally {
-    redis.disconnect();
-  }
-}
-
-export type Report = {
+/** What a benchmark measured; the machine, the versions and the finish time are added here. */
+export type Measurements = {
   name: string;
   smoke: boolean;
   startedAt: string;
-  finishedAt: string;
-  machine: ReturnType<typeof machine>;
-  versions: Awaited<ReturnType<typeof versions>>;
   parameters: Record<string, unknown>;
   raw: Record<string, unknown>;
   ratios: Record<string, number | null>;
-  notes: string[];
+  notes?: string[];
 };
 
-/** What a benchmark measured; the machine, the versions and the finish time are added here. */
-export type Measurements = Omit<Report, "finishedAt" | "machine" | "versions"> & {
-  /** npm packages to report beyond the stack's own. */
-  extraPackages?: string[];
-};
-
-/** Writes bench/results/<name>-<timestamp>.json and returns its path. */
-export async function writeReport({ extraPackages, ...measured }: Measurements): Promise<string> {
-  const report: Report = {
+/** Writes bench/results/<name>-<timestamp>.json, and says so on stdout (the smoke test reads it). */
+export async function writeReport(measured: Measurements): Promise<string> {
+  const report = {
+    notes: [],
     ...measured,
     finishedAt: new Date().toISOString(),
     machine: machine(),
-    versions: await versions(extraPackages),
+    versions: await versions(),
   };
   await mkdir(RESULTS_DIR, { recursive: true });
-  const stamp = report.startedAt.replace(/[:.]/g, "-");
-  const path = join(RESULTS_DIR, `${report.name}-${stamp}.json`);
-  await writeFile(
-    path,
-    `${JSON.stringify(report, (_, value) => (typeof value === "bigint" ? value.toString() : value), 2)}\n`,
+  const path = join(RESULTS_DIR, `${report.name}-${report.startedAt.replace(/[:.]/g, "-")}.json`);
+  const json = JSON.stringify(
+    report,
+    (_, value) => (typeof value === "bigint" ? `${value}` : value),
+    2,
   );
+  await writeFile(path, `${json}\n`);
+  console.log(`\nwrote ${path}`);
   return path;
 }
 
-/** A plain aligned table: the first row is the header. */
-export function table(rows: (string | number)[][]): string {
-  const text = rows.map((row) => row.map(String));
+type Cell = string | number | null | undefined;
+
+/** A plain aligned table: the first row is the header; a missing figure shows as "-". */
+export function table(rows: Cell[][]): string {
+  const text = rows.map((row) => row.map((cell) => String(cell ?? "-")));
   const widths = text[0]!.map((_, column) =>
     Math.max(...text.map((row) => row[column]?.length ?? 0)),
   );
   const line = (row: string[]) =>
     row
-      .map((cell, column) =>
-        column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!),
-      )
+      .map((cell, n) => (n === 0 ? cell.padEnd(widths[n]!) : cell.padStart(widths[n]!)))
       .join("  ");
   return [
     line(text[0]!),
-    widths.map((width) => "-".repeat(width)).join("  "),
+    widths.map((w) => "-".repeat(w)).join("  "),
     ...text.slice(1).map(line),
   ].join("\n");
+}
+
+/** A target: the figure at least, at most, or below a bound. */
+export type Target = { atLeast: number } | { atMost: number } | { below: number };
+
+export function targetText(target: Target): string {
+  if ("atLeast" in target) return `>= ${target.atLeast}`;
+  return "atMost" in target ? `<= ${target.atMost}` : `< ${target.below}`;
+}
+
+export function met(value: number, target: Target): boolean {
+  if ("atLeast" in target) return value >= target.atLeast;
+  return "atMost" in target ? value <= target.atMost : value < target.below;
+}
+
+/** "<value> (met)" or "<value> (NOT met)"; "-" without a figure. */
+export function verdict(value: number | null | undefined, target: Target): string {
+  if (value === null || value === undefined || !Number.isFinite(value)) return "-";
+  return `${value} (${met(value, target) ? "met" : "NOT met"})`;
+}
+
+/** Named figures, each beside its target and verdict. */
+export function targetTable(rows: [name: string, value: number | null, target?: Target][]) {
+  return table([
+    ["figure", "value", "target", ""],
+    ...rows.map(([name, value, target]) => [
+      name,
+      value,
+      target ? targetText(target) : "-",
+      target && value !== null ? (met(value, target) ? "met" : "NOT met") : "",
+    ]),
+  ]);
+}
+
+/** "name count, name count", largest first; a count in `repeated` is added in brackets. */
+export function byCount(counts: Record<string, number>, repeated?: Record<string, number>) {
+  return Object.entries(counts)
+    .sort(([, a], [, b]) => b - a)
+    .map(([name, count]) => `${name} ${count}${repeated?.[name] ? ` (${repeated[name]})` : ""}`)
+    .join(", ");
 }
 
 export function round(value: number, digits = 2): number {
@@ -131,11 +150,23 @@ export function round(value: number, digits = 2): number {
   return Math.round(value * scale) / scale;
 }
 
+/** `part / whole`, rounded; null when there is no whole. */
+export const ratio = (part: number | undefined, whole: number | undefined, digits = 4) =>
+  part !== undefined && whole ? round(part / whole, digits) : null;
+
 /** The nearest-rank percentile of already sorted values. */
 export function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return Number.NaN;
   const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
   return sorted[rank]!;
+}
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1
+    ? sorted[middle]!
+    : round((sorted[middle - 1]! + sorted[middle]!) / 2, 3);
 }
 
 export function log(line: string): void {

@@ -1,0 +1,239 @@
+/**
+ * The run harness the indexing benchmarks share (backfill, mainnet-shaped, lag, API, missing-log
+ * check): a scratch database and Redis prefix, the child processes a run starts (`worker`,
+ * `follow`, the API) with the settings they share, waits that fail as soon as a child exits or a
+ * chunk fails, and everything dropped when the run is disposed (`await using`). A run with an
+ * indexer also holds one in this process that queues the chunks and watches the checkpoint,
+ * talking to the node itself, so a proxy in front of the children counts their calls alone.
+ * Beside it, the raw limit the backfills are held against: eth_getLogs and COPY.
+ */
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import postgres from "postgres";
+import { type Address, http, type RpcLog } from "viem";
+import { STAKER_TOPICS } from "../../contracts/staker-events.ts";
+import { createIndexer } from "../../indexer/indexer.ts";
+import { createScratchDatabase } from "../../scratch/database.ts";
+import { createScratchRedisPrefix } from "../../scratch/redis.ts";
+import { type Child, coresBetween, cpuByRole, spawnBun } from "./processes.ts";
+import { round } from "./report.ts";
+
+export class RunStalled extends Error {
+  override name = "RunStalled";
+}
+
+/** Raw JSON-RPC to `url` (viem's transport, no retries): what the node answers, unformatted. */
+export const rpc = (url: string) => http(url, { retryCount: 0, timeout: 120_000 })({}).request;
+
+/** A scratch database and Redis prefix, and the child processes started against them. */
+export async function openScratch(label: string, existingDatabaseUrl?: string) {
+  const database = existingDatabaseUrl ? undefined : await createScratchDatabase(label);
+  const redis = createScratchRedisPrefix(label);
+  const databaseUrl = existingDatabaseUrl ?? database!.url;
+  const children: Child[] = [];
+  return {
+    databaseUrl,
+    redis,
+    children,
+    /** Settings every child of the run shares. */
+    env: { DATABASE_URL: databaseUrl, REDIS_URL: redis.url, QUEUE_PREFIX: redis.prefix },
+    /** Starts `bun <args>` with the run's settings and `settings`. */
+    spawn(name: string, args: string[], settings: Record<string, string>) {
+      const child = spawnBun(name, args, { ...this.env, ...settings });
+      children.push(child);
+      return child;
+    },
+    /** Polls `done` until it holds; throws when a child exits, `failed` says why, or time's up. */
+    async waitUntil(
+      what: string,
+      done: () => Promise<boolean>,
+      {
+        timeoutMs = 120_000,
+        pollMs = 20,
+        failed = async (): Promise<string | undefined> => undefined,
+      } = {},
+    ) {
+      const deadline = Date.now() + timeoutMs;
+      while (!(await done())) {
+        const why = await failed();
+        if (why) throw new RunStalled(why);
+        for (const child of children) child.assertAlive();
+        if (Date.now() > deadline) throw new RunStalled(`${what}: not within ${timeoutMs} ms`);
+        await Bun.sleep(pollMs);
+      }
+    },
+    /** Stops the children still running; returns every child, stopped. */
+    async stopChildren() {
+      for (const child of children) await child.stop();
+      return children;
+    },
+    async [Symbol.asyncDispose]() {
+      await this.stopChildren();
+      await redis.clean();
+      await database?.drop();
+    },
+  };
+}
+
+export type RunSettings = {
+  label: string;
+  /** Where this process's indexer reads: the node itself, never the proxy being measured. */
+  rpcUrl: string;
+  staker: Address;
+  chainId?: number;
+  chunkSize: number;
+  maxLogRange?: number;
+  /** 0 by default: the cached chains never reorg, so chunk jobs may index up to the head. */
+  finalityDepth?: number;
+  /** A database to index into instead of a scratch one (the API bench's, kept between runs). */
+  databaseUrl?: string;
+};
+
+/** A scratch run with its own indexer in this process, to queue the chunks and watch them. */
+export async function openRun(settings: RunSettings) {
+  const scratch = await openScratch(settings.label, settings.databaseUrl);
+  const maxLogRange = settings.maxLogRange ?? 10_000;
+  const indexer = await createIndexer({
+    rpcUrl: settings.rpcUrl,
+    databaseUrl: scratch.databaseUrl,
+    redis: { url: scratch.redis.url },
+    queuePrefix: scratch.redis.prefix,
+    staker: settings.staker,
+    chainId: settings.chainId,
+    chunkSize: settings.chunkSize,
+    concurrency: 1,
+    confirmations: 0,
+    followIntervalMs: 200,
+    maxLogRange,
+    finalityDepth: settings.finalityDepth ?? 0,
+  });
+  const failedChunk = async () => {
+    const [failed] = await indexer.queues.chunks.getFailed(0, 0);
+    return failed && `chunk ${failed.id} failed: ${failed.failedReason}`;
+  };
+  const indexedTo = async (block: bigint) =>
+    ((await indexer.store.checkpoint())?.indexedBlock ?? -1n) >= block;
+  return {
+    ...scratch,
+    indexer,
+    /** The settings an indexer child process of the run reads (STAKER_ADDRESS and the like). */
+    env: {
+      ...scratch.env,
+      STAKER_ADDRESS: settings.staker,
+      ...(settings.chainId !== undefined && { CHAIN_ID: String(settings.chainId) }),
+      CHUNK_SIZE: String(settings.chunkSize),
+      MAX_LOG_RANGE: String(maxLogRange),
+      LOG_LEVEL: "info",
+    },
+    /** Waits until `count` processes take jobs from the queue. */
+    async waitForWorkers(queue: "chunks" | "follow", count: number) {
+      const connected = async () => (await indexer.queues[queue].getWorkersCount()) >= count;
+      await scratch.waitUntil(`${count} ${queue} workers connecting`, connected, {
+        timeoutMs: 60_000,
+        pollMs: 10,
+      });
+    },
+    /** Waits until the checkpoint reaches `block`. */
+    waitIndexed: (block: bigint, timeoutMs = 30 * 60_000, pollMs = 20) =>
+      scratch.waitUntil(`indexing to ${block}`, () => indexedTo(block), {
+        timeoutMs,
+        pollMs,
+        failed: failedChunk,
+      }),
+    /** Queues the chunk jobs of `range` and waits until they are indexed: seconds, to, chunks. */
+    async backfill(range: { from: bigint; to: bigint }, pollMs = 20) {
+      const started = performance.now();
+      const { to, chunks } = await indexer.enqueueBackfill({
+        startBlock: range.from,
+        to: range.to,
+      });
+      await this.waitIndexed(to, 30 * 60_000, pollMs);
+      return { to, chunks, seconds: (performance.now() - started) / 1000 };
+    },
+    async [Symbol.asyncDispose]() {
+      await scratch.stopChildren();
+      await indexer.close();
+      await scratch[Symbol.asyncDispose]();
+    },
+  };
+}
+
+/** Blocks [from, to] in ranges of `size` blocks. */
+export function chunks(from: bigint, to: bigint, size: number) {
+  const ranges: { from: bigint; to: bigint }[] = [];
+  for (let start = from; start <= to; start += BigInt(size)) {
+    const end = start + BigInt(size) - 1n;
+    ranges.push({ from: start, to: end < to ? end : to });
+  }
+  return ranges;
+}
+
+/**
+ * The limit: the staker's logs of `range` fetched with raw eth_getLogs chunk by chunk from `url`
+ * (the node itself or a proxy in front of it), the next fetch overlapping the current COPY of
+ * the raw rows into a scratch table. What moving the data alone costs.
+ */
+export async function measureLimit(
+  chain: { url: string; anvilPid: number; staker: Address },
+  range: { from: bigint; to: bigint },
+  chunkSize: number,
+) {
+  const database = await createScratchDatabase("bench_limit");
+  const sql = postgres(database.url, { max: 1, onnotice: () => {} });
+  const request = rpc(chain.url);
+  try {
+    await sql`create table raw_logs (
+      block_number bigint not null, log_index integer not null, block_hash text not null,
+      transaction_hash text not null, topics text[] not null, data text not null,
+      primary key (block_number, log_index))`;
+    const ranges = chunks(range.from, range.to, chunkSize);
+    const cpuBefore = await cpuByRole({ anvil: chain.anvilPid });
+    const started = performance.now();
+    let [fetchMs, copyMs, events] = [0, 0, 0];
+    const fetchLogs = async ({ from, to }: { from: bigint; to: bigint }) => {
+      const begun = performance.now();
+      const filter = { fromBlock: `0x${from.toString(16)}`, toBlock: `0x${to.toString(16)}` };
+      const logs = (await request({
+        method: "eth_getLogs",
+        params: [{ address: chain.staker, ...filter, topics: [STAKER_TOPICS] }],
+      })) as RpcLog[];
+      fetchMs += performance.now() - begun;
+      return logs;
+    };
+    let next = fetchLogs(ranges[0]!);
+    for (let index = 0; index < ranges.length; index++) {
+      const logs = await next;
+      if (index + 1 < ranges.length) next = fetchLogs(ranges[index + 1]!);
+      if (logs.length === 0) continue;
+      const begun = performance.now();
+      // COPY text format: tab-separated, one row a line; hex needs no escaping.
+      const rows = logs.map(
+        (entry) =>
+          `${BigInt(entry.blockNumber!)}\t${Number(entry.logIndex)}\t${entry.blockHash}\t${entry.transactionHash}\t{${entry.topics.join(",")}}\t${entry.data}\n`,
+      );
+      const writable =
+        await sql`copy raw_logs (block_number, log_index, block_hash, transaction_hash, topics, data) from stdin`.writable();
+      await pipeline(Readable.from([rows.join("")]), writable);
+      copyMs += performance.now() - begun;
+      events += logs.length;
+    }
+    const seconds = (performance.now() - started) / 1000;
+    const cores = coresBetween(cpuBefore, await cpuByRole({ anvil: chain.anvilPid }), seconds);
+    const [stored] = await sql<{ count: string }[]>`select count(*)::text as count from raw_logs`;
+    return {
+      events,
+      storedRows: Number(stored?.count ?? 0),
+      chunks: ranges.length,
+      seconds: round(seconds, 3),
+      eventsPerSecond: round(events / seconds, 0),
+      fetchSeconds: round(fetchMs / 1000, 3),
+      copySeconds: round(copyMs / 1000, 3),
+      cores: { anvil: cores.anvil, postgres: cores.postgres, bench: cores.bench },
+    };
+  } finally {
+    await sql.end({ timeout: 5 });
+    await database.drop();
+  }
+}
+
+export type LimitRun = Awaited<ReturnType<typeof measureLimit>>;
