@@ -42,7 +42,7 @@ export function migrationFiles(): SqlFile[] {
   }));
 }
 
-const DEFINITION = /^(CREATE(?: OR REPLACE)? (FUNCTION|TRIGGER)|COMMENT ON (FUNCTION)) "([^"]+)"/im;
+const DEFINITION = /^(CREATE(?: OR REPLACE)? (FUNCTION|TRIGGER)|COMMENT ON (FUNCTION)) "([^"]+)"/i;
 
 /**
  * What a statement defines, as "function name", "trigger name" or "comment name"; null for

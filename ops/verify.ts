@@ -1,24 +1,19 @@
-import { and, eq, inArray, sql } from "drizzle-orm";
-import type { Address, Hex, PublicClient } from "viem";
+/**
+ * `verify`: the tables against the chain at a block. The chain side and the comparison are here;
+ * the table side, read in one snapshot, is verify-tables.ts.
+ */
+import type { Address, PublicClient } from "viem";
 import { mainnetStakerAbi as stakerAbi } from "../contracts/generated/MainnetStaker.ts";
-import { stakedCitizensAt } from "../db/as-of.ts";
 import type { Database } from "../db/client.ts";
-import {
-  blocks,
-  citizenStakes,
-  indexerCheckpoints,
-  type StakedCitizen,
-  stakedCitizens,
-  stakerEvents,
-} from "../db/schema.ts";
+import { indexerCheckpoints, type StakedCitizen } from "../db/schema.ts";
 import type { StakerContracts } from "../indexer/chain/contracts.ts";
 import { NodeBehind } from "../indexer/chain/node-behind.ts";
 import { readUnbatched } from "../indexer/chain/unbatched-read.ts";
-import { CITIZEN_ASSETS, s1BasePoints } from "../lib/vocabulary.ts";
+import { s1BasePoints } from "../lib/vocabulary.ts";
 import { citizenKey, escrowedCitizens } from "./escrow.ts";
+import { NothingIndexed, readTables, stakeKey, type TableSide } from "./verify-tables.ts";
 
-/** The database, or a transaction on it: what the table side of verify reads through. */
-type Reader = Pick<Database, "select" | "selectDistinct" | "execute">;
+export { citizenStakers, NothingIndexed } from "./verify-tables.ts";
 
 export interface Mismatch {
   wallet: string;
@@ -27,17 +22,6 @@ export interface Mismatch {
   field: string;
   tables: string;
   chain: string;
-}
-
-/** Wallets that ever staked a citizen: the ones whose positions the tables claim to know. */
-export async function citizenStakers(db: Reader): Promise<string[]> {
-  const rows = await db
-    .selectDistinct({ account: stakerEvents.account })
-    .from(stakerEvents)
-    .where(
-      and(eq(stakerEvents.event, "Stake"), inArray(stakerEvents.assetType, [...CITIZEN_ASSETS])),
-    );
-  return rows.map((row) => row.account).sort();
 }
 
 /**
@@ -160,69 +144,6 @@ async function settledHead(input: VerifyInput): Promise<{ head: bigint; quiet: b
 async function headAfterReads(client: PublicClient): Promise<bigint> {
   await Bun.sleep(500);
   return client.getBlockNumber();
-}
-
-/** The checkpoint is missing: nothing has been indexed yet. */
-export class NothingIndexed extends Error {
-  override name = "NothingIndexed";
-}
-
-type DriftRow = { staker: string; season: number; citizen_id: string; columns: string };
-
-/** The table side of a comparison, read in one snapshot. */
-interface TableSide {
-  at: bigint;
-  /** The stored hash of `at`, when the tables keep it: the chain is asked about that block. */
-  blockHash?: Hex;
-  /** Wallets that ever staked a citizen (only when no wallets were given). */
-  stakers: string[];
-  rows: StakedCitizen[];
-  /** Live rows that differ from the rule at the checkpoint (with asOf). */
-  drift: DriftRow[];
-  /** The stakes whose configuration figures are inferred (stakeKey). */
-  inferred: Set<string>;
-}
-
-/**
- * Everything verify reads from the tables, in one read-only repeatable-read transaction: the
- * block (given, or the checkpoint up to `atMost`), its hash, the stakers, the rows and the
- * drift all come from one snapshot, whatever the follower commits meanwhile.
- */
-function readTables(
-  input: VerifyInput,
-  block: { at: bigint } | { atMost: bigint },
-): Promise<TableSide> {
-  const { wallets, asOf, escrow } = input;
-  return input.db.transaction(
-    async (tx) => {
-      const at = "at" in block ? block.at : await checkpointAtMost(tx, block.atMost);
-      const [stored] = await tx
-        .select({ hash: blocks.hash })
-        .from(blocks)
-        .where(eq(blocks.number, at));
-      const stakers = wallets ? [] : await citizenStakers(tx);
-      const rows = asOf
-        ? await stakedCitizensAt(tx, at)
-        : escrow || !wallets
-          ? await tx.select().from(stakedCitizens)
-          : wallets.length
-            ? await tx.select().from(stakedCitizens).where(inArray(stakedCitizens.staker, wallets))
-            : [];
-      const drift = asOf ? await projectionDrift(tx) : [];
-      const inferred = await inferredConfigurations(tx);
-      return { at, blockHash: stored?.hash as Hex | undefined, stakers, rows, drift, inferred };
-    },
-    { isolationLevel: "repeatable read", accessMode: "read only" },
-  );
-}
-
-/** The newest block the tables had reached, up to `atMost`. */
-async function checkpointAtMost(tx: Reader, atMost: bigint): Promise<bigint> {
-  const [checkpoint] = await tx
-    .select({ indexedBlock: indexerCheckpoints.indexedBlock })
-    .from(indexerCheckpoints);
-  if (!checkpoint) throw new NothingIndexed("nothing indexed yet");
-  return checkpoint.indexedBlock < atMost ? checkpoint.indexedBlock : atMost;
 }
 
 async function compareWithChain(input: VerifyInput, tables: TableSide): Promise<Mismatch[]> {
@@ -353,46 +274,4 @@ async function compareWithChain(input: VerifyInput, tables: TableSide): Promise<
     }
   }
   return mismatches;
-}
-
-const stakeKey = (blockNumber: bigint, logIndex: number) => `${blockNumber}:${logIndex}`;
-
-/**
- * The stakes whose configuration figures are inferred: listed by read-failures, marked by the
- * API, and no mismatch (the chain cannot say what the stake read; its points are checked).
- */
-async function inferredConfigurations(db: Reader): Promise<Set<string>> {
-  const rows = await db
-    .select({ blockNumber: citizenStakes.blockNumber, logIndex: citizenStakes.logIndex })
-    .from(citizenStakes)
-    .where(eq(citizenStakes.configurationSource, "inferred"));
-  return new Set(rows.map((row) => stakeKey(row.blockNumber, row.logIndex)));
-}
-
-/**
- * The live staked_citizens rows that differ from the rule at the checkpoint, with the columns
- * that differ: the live table is the projection at the checkpoint, and one statement reads both
- * in one snapshot, whatever the follower writes meanwhile.
- */
-async function projectionDrift(db: Reader): Promise<DriftRow[]> {
-  return db.execute<DriftRow>(sql`
-    with checkpoint as (select indexed_block from indexer_checkpoints),
-    fresh as (
-      select f.* from checkpoint, staked_citizens_at(checkpoint.indexed_block) f
-    )
-    select coalesce(l.staker, f.staker) as staker, coalesce(l.season, f.season) as season,
-      coalesce(l.citizen_id, f.citizen_id)::text as citizen_id,
-      case
-        when l.season is null then 'row absent from staked_citizens'
-        when f.season is null then 'row only in staked_citizens'
-        else (
-          select string_agg(a.key, ', ' order by a.key)
-          from jsonb_each(to_jsonb(l)) a join jsonb_each(to_jsonb(f)) b using (key)
-          where a.value is distinct from b.value
-        ) || ' differ'
-      end as columns
-    from staked_citizens l
-    full join fresh f on f.season = l.season and f.citizen_id = l.citizen_id
-    where l is distinct from f
-  `);
 }
