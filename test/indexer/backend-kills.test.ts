@@ -109,9 +109,13 @@ test("a worker, a follower and the API outlive terminated and killed Postgres ba
     }
   } finally {
     await admin.end({ timeout: 1 }).catch(() => {});
+    // Every process stopped before any is judged: none outlives a failed test.
+    const ended = [];
     for (const [name, child] of Object.entries(processes)) {
       const code = await child.stop();
-      const output = code === 0 ? "" : child.lines.slice(-60).join("\n");
+      ended.push({ name, code, output: code === 0 ? "" : child.lines.slice(-60).join("\n") });
+    }
+    for (const { name, code, output } of ended) {
       expect({ name, code, output }).toEqual({ name, code: 0, output: "" });
     }
   }

@@ -102,13 +102,14 @@ test("a full Redis is one warning from the follower and the worker, and one line
     }
   } finally {
     await configSet("maxmemory", "0").catch(() => {});
+    // Every process stopped before any is judged: none outlives a failed test.
+    const ended = [];
     for (const [name, process] of Object.entries(processes)) {
       const code = await process.stop();
-      expect({ name, code, output: code === 0 ? "" : process.lines.join("\n") }).toEqual({
-        name,
-        code: 0,
-        output: "",
-      });
+      ended.push({ name, code, output: code === 0 ? "" : process.lines.join("\n") });
+    }
+    for (const { name, code, output } of ended) {
+      expect({ name, code, output }).toEqual({ name, code: 0, output: "" });
     }
   }
 }, 180_000);
