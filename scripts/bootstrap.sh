@@ -2,8 +2,8 @@
 # Installs what the project needs on a machine that has only Node/npm: Bun, the dependencies
 # (anvil and solc come with them from npm), Debian's chromium (the docs page's browser test), wrk
 # (the API benchmark's load generator), docker-compose (checks docker-compose.yml offline, no
-# Docker engine needed) and redis-sentinel (the Redis failover test), then checks that Postgres
-# and Redis answer.
+# Docker engine needed), redis-sentinel (the Redis failover test) and haproxy (the load balancer
+# of the API fleet test), then checks that Postgres and Redis answer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,6 +26,8 @@ command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v wrk >/dev/null 2>&1 || missing+=(wrk)
 command -v docker-compose >/dev/null 2>&1 || missing+=(docker-compose)
 command -v redis-sentinel >/dev/null 2>&1 || missing+=(redis-sentinel)
+# In /usr/sbin, which a user's PATH may not hold.
+[ -x /usr/sbin/haproxy ] || missing+=(haproxy)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "bootstrap: installing ${missing[*]} from Debian" >&2
   as_root=()

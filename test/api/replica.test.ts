@@ -11,8 +11,12 @@ import { citizenStakers } from "../../ops/verify.ts";
 import { startCommand } from "../support/commands.ts";
 import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
 import { type IndexedDevnet, indexDevnet } from "../support/indexer.ts";
+import {
+  type PrivatePostgres,
+  type Standby,
+  startPrivatePostgres,
+} from "../support/private-postgres.ts";
 import { stakingActions } from "../support/staking.ts";
-import { type StreamingReplica, startStreamingReplica } from "../support/streaming-replica.ts";
 import { LOADED_MACHINE_MS } from "../support/time.ts";
 import { assemble, openStream, type StreamClient, type StreamEvent } from "./stream-client.ts";
 import { createApiHarness } from "./support.ts";
@@ -39,7 +43,8 @@ type Record_ = {
  * stay at its block and /readyz says it is behind, and a revocation on the primary still holds.
  */
 describe("the API on a streaming replica", () => {
-  let replica: StreamingReplica;
+  let cluster: PrivatePostgres;
+  let replica: Standby;
   let devnet: ScenarioDevnet;
   let indexer: IndexedDevnet;
   let actions: ReturnType<typeof stakingActions>;
@@ -118,7 +123,8 @@ describe("the API on a streaming replica", () => {
   }
 
   beforeAll(async () => {
-    replica = await startStreamingReplica();
+    cluster = await startPrivatePostgres();
+    replica = await cluster.addStandby();
     devnet = await startScenarioDevnet({ events: 200, seed: "replica" });
     actions = stakingActions(devnet.client, devnet.deployment);
     await actions.wallet(WALLET);
@@ -130,11 +136,11 @@ describe("the API on a streaming replica", () => {
     await actions.mine([actions.stake(WALLET, 1, 60_001n)]);
     indexer = await indexDevnet(devnet, {
       label: "replica",
-      databaseServer: replica.primary.url("postgres"),
+      databaseServer: cluster.primary.url(),
       options: { followIntervalMs: 50 },
       follow: true,
     });
-    standbyUrl = replica.standby.url(indexer.database.name);
+    standbyUrl = replica.server.url(indexer.database.name);
     standby = postgres(standbyUrl, { max: 1, onnotice: () => {} });
     api = await createApiHarness({
       databaseUrl: indexer.database.url,
@@ -157,7 +163,7 @@ describe("the API on a streaming replica", () => {
     await replica?.resumeReplay().catch(() => {});
     await indexer?.cleanup();
     await devnet?.stop();
-    await replica?.stop();
+    await cluster?.stop();
   });
 
   test("it reads the standby, and answers equal the staker's views at the indexed block", async () => {
@@ -198,7 +204,7 @@ describe("the API on a streaming replica", () => {
       .filter((row) => row.calls > 0);
 
   test("a request is one statement, on the standby; token use is written on the primary", async () => {
-    await replica.primary.sql`create extension if not exists pg_stat_statements`;
+    await cluster.primary.sql`create extension if not exists pg_stat_statements`;
     await replica.caughtUp();
     const stakers = await citizenStakers(indexer.indexer.database.db);
     const paths = [
@@ -209,13 +215,13 @@ describe("the API on a streaming replica", () => {
     // Once to fill the response cache, then again: a cached body costs its token check alone.
     const requests = [...paths, ...paths];
     const [standbyBefore, primaryBefore] = [
-      await statementCalls(replica.standby.sql),
-      await statementCalls(replica.primary.sql),
+      await statementCalls(replica.server.sql),
+      await statementCalls(cluster.primary.sql),
     ];
     for (const path of requests) expect((await get(path)).status).toBeLessThan(500);
     const [standbyAfter, primaryAfter] = [
-      await statementCalls(replica.standby.sql),
-      await statementCalls(replica.primary.sql),
+      await statementCalls(replica.server.sql),
+      await statementCalls(cluster.primary.sql),
     ];
     const standbyRan = callsSince(standbyBefore, standbyAfter);
     const perRequest = standbyRan.filter((row) => row.query.includes("api_tokens"));

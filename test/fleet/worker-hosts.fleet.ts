@@ -18,7 +18,7 @@ import { SILENT_SESSION_MS } from "../../db/client.ts";
 import { startProcess } from "../support/commands.ts";
 import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
 import { startTestIndexer, type TestIndexer } from "../support/indexer.ts";
-import { startPrivatePostgres } from "../support/private-postgres.ts";
+import { type PrivatePostgres, startPrivatePostgres } from "../support/private-postgres.ts";
 import { startTcpProxy } from "../support/tcp-proxy.ts";
 import { startTestHosts, type TestHost, type TestHosts } from "../support/test-hosts.ts";
 import { LOADED_MACHINE_MS } from "../support/time.ts";
@@ -66,7 +66,7 @@ const STAKER_EVENTS = neoTokyoStakerAbi.filter(
 describe("workers on three hosts, one host's network cut mid-backfill", () => {
   let devnet: ScenarioDevnet;
   let lan: TestHosts | undefined;
-  let server: Awaited<ReturnType<typeof startPrivatePostgres>> | undefined;
+  let server: PrivatePostgres | undefined;
   const proxies: Awaited<ReturnType<typeof startTcpProxy>>[] = [];
   let harness: TestIndexer | undefined;
   let sql: ReturnType<typeof postgres> | undefined;
@@ -113,7 +113,7 @@ describe("workers on three hosts, one host's network cut mid-backfill", () => {
   const startWorker = async (host: TestHost) => {
     const [redis, node] = proxies;
     const env = harness!.cliEnv({
-      DATABASE_URL: server!.url(lan!.serviceAddress, `cs_hosts_${process.pid}`),
+      DATABASE_URL: server!.primary.url(`cs_hosts_${process.pid}`, lan!.serviceAddress),
       REDIS_URL: redis!.route(harness!.redis.url),
       RPC_URL: node!.route(devnet.node.rpcUrl),
       CONCURRENCY: "2",
@@ -253,7 +253,7 @@ describe("workers on three hosts, one host's network cut mid-backfill", () => {
       toBlock: newHead,
     });
     expect(await storedEvents()).toBe(onChain.length);
-    const ended = server!.lines().filter((line) => SESSION_ENDED.test(line));
+    const ended = server!.primary.lines().filter((line) => SESSION_ENDED.test(line));
     console.log(`worker-hosts: Postgres ended ${ended.length} silent sessions of the cut host`);
     if (lockHeld) expect(ended.length).toBeGreaterThan(0);
     for (const worker of running) expect(await worker.stop()).toBe(0);

@@ -23,7 +23,7 @@ let harness: TestIndexer;
 beforeAll(async () => {
   [devnet, server] = await Promise.all([
     startScenarioDevnet({ events: 300, seed: "backend-kills" }),
-    startPrivatePostgres({ listen: [] }),
+    startPrivatePostgres(),
   ]);
   harness = await startTestIndexer({
     label: "backend-kills",
@@ -53,7 +53,7 @@ async function untilAccepting<T>(query: () => Promise<T>): Promise<T> {
 }
 
 test("a worker, a follower and the API outlive terminated and killed Postgres backends", async () => {
-  const admin = postgres(server.url("127.0.0.1"), { max: 1, onnotice: () => {} });
+  const admin = postgres(server.primary.url(), { max: 1, onnotice: () => {} });
   const env = harness.cliEnv({ CONCURRENCY: "4", LOG_LEVEL: "info", PORT: "0" });
   const processes = {
     worker: startCommand(["scripts/cli.ts", "worker"], env),

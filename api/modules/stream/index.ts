@@ -114,8 +114,10 @@ export function streamModule({
   /** The open streams of each token, so a revocation ends them. */
   const byToken = new Map<number, Set<() => void>>();
   const encoder = new TextEncoder();
+  /** The process is stopping: every stream ends, and this instance's leases stop counting. */
   const closeAll = () => {
     for (const close of [...closers]) close();
+    void slots.retire();
   };
   const closeToken = (tokenId: number) => {
     for (const close of [...(byToken.get(tokenId) ?? [])]) close();
@@ -291,7 +293,7 @@ export function streamModule({
           const check = await tokens.check(tokenHash);
           admit(check, set);
           if (check.status !== "valid") return;
-          const slot = await slots.acquire(check.tokenId);
+          const slot = await slots.acquire(check.tokenId, server?.port);
           if (slot === undefined) {
             throw new TooManyStreams(limits.maxPerToken, Math.ceil(RECONNECT_MS / 1000));
           }

@@ -1,8 +1,10 @@
 /**
  * The bound on open streams per token, across every instance: each open stream holds a lease in
- * a Redis sorted set per token (`<prefix>:api:streams:<token id>`, member = stream, score = lease
- * end). Opening one drops expired leases, counts, and adds, in one script; an open stream renews
- * its lease, and closing removes it. A crashed instance's leases simply run out.
+ * a Redis sorted set per token (`<prefix>:api:streams:<token id>`, member = `<incarnation>/<id>`,
+ * score = lease end). Opening one drops the leases that ran out and those of instances no longer
+ * alive (instances.ts), counts, and adds, in one script; an open stream renews its lease, and
+ * closing removes it. A process killed -9 leaves its leases behind: they stop counting once its
+ * heartbeat lapses (ALIVE_MS), or at once when it is restarted on the same host and port.
  *
  * When Redis does not answer, each instance bounds its own streams instead (as the rate limiter
  * does), so N instances then admit up to N times the bound.
@@ -10,16 +12,36 @@
 import { randomUUID } from "node:crypto";
 import type Redis from "ioredis";
 import type { Logger } from "pino";
+import { createInstances, NOW_LUA, REGISTER_LUA } from "./instances.ts";
 
-/** A lease outlives a missed renewal or two; a crashed instance's streams free up after it. */
+/**
+ * A lease outlives a missed renewal or two. It bounds what a live instance's lost release costs
+ * (a Redis blip as the stream closed); a dead instance's leases stop counting with its heartbeat.
+ */
 export const LEASE_MS = 30_000;
 const RENEW_MS = LEASE_MS / 3;
 
-const ACQUIRE = `
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
-if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end
-redis.call('ZADD', KEYS[1], ARGV[2], ARGV[4])
-redis.call('PEXPIRE', KEYS[1], ARGV[5])
+/** KEYS: live incarnations, names, the token's leases; ARGV[4..6]: bound, member, LEASE_MS. */
+const ACQUIRE = `${REGISTER_LUA}
+local at = now()
+register(at)
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', at)
+for _, member in ipairs(redis.call('ZRANGE', KEYS[3], 0, -1)) do
+  local holder = string.match(member, '^([^/]+)/')
+  if not holder or not alive(holder) then redis.call('ZREM', KEYS[3], member) end
+end
+if redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[4]) then return 0 end
+redis.call('ZADD', KEYS[3], at + tonumber(ARGV[6]), ARGV[5])
+redis.call('PEXPIRE', KEYS[3], ARGV[6])
+return 1`;
+
+/**
+ * Not ZADD XX: a lease another instance dropped while this one was taken for dead (paused, cut
+ * from Redis) comes back. A release cannot be undone by it: both go over one connection, in order.
+ */
+const RENEW = `${NOW_LUA}
+redis.call('ZADD', KEYS[1], now() + tonumber(ARGV[2]), ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1`;
 
 export interface Slot {
@@ -33,6 +55,7 @@ export function createStreamSlots(input: {
   log: Logger;
 }) {
   const { redis, keyPrefix, maxPerToken, log } = input;
+  const instances = createInstances({ redis, keyPrefix });
   const local = new Map<number, number>();
   const keyOf = (tokenId: number) => `${keyPrefix}:api:streams:${tokenId}`;
 
@@ -43,19 +66,26 @@ export function createStreamSlots(input: {
   };
 
   return {
-    /** A slot for one more stream of this token, or undefined when it holds its bound. */
-    async acquire(tokenId: number): Promise<Slot | undefined> {
-      const member = randomUUID();
+    /**
+     * A slot for one more stream of this token, or undefined when it holds its bound. `port`:
+     * where this instance listens, which names it (a restart on it replaces its dead self).
+     */
+    async acquire(tokenId: number, port: number | undefined): Promise<Slot | undefined> {
+      const member = `${instances.incarnation}/${randomUUID()}`;
       const key = keyOf(tokenId);
       let shared = true;
+      instances.beat(port);
       try {
-        const now = Date.now();
+        const [live, names, name, incarnation, aliveMs] = instances.scriptArguments();
         const granted = await redis.eval(
           ACQUIRE,
-          1,
+          3,
+          live,
+          names,
           key,
-          now,
-          now + LEASE_MS,
+          name,
+          incarnation,
+          aliveMs,
           maxPerToken,
           member,
           LEASE_MS,
@@ -72,12 +102,9 @@ export function createStreamSlots(input: {
       countLocally(tokenId, 1);
       const renew = shared
         ? setInterval(() => {
-            redis
-              .zadd(key, "XX", Date.now() + LEASE_MS, member)
-              .then(() => redis.pexpire(key, LEASE_MS))
-              .catch(() => {
-                // The lease runs out by itself if Redis stays away; nothing to do here.
-              });
+            redis.eval(RENEW, 1, key, member, LEASE_MS).catch(() => {
+              // The lease runs out by itself if Redis stays away; nothing to do here.
+            });
           }, RENEW_MS)
         : undefined;
       renew?.unref();
@@ -92,5 +119,7 @@ export function createStreamSlots(input: {
         },
       };
     },
+    /** The process is stopping, its streams released: it no longer counts as alive. */
+    retire: () => instances.retire(),
   };
 }
