@@ -52,6 +52,11 @@ const NOT_THERE = new Set([
   "CONNECTION_CLOSED",
   "CONNECTION_ENDED",
   "CONNECTION_DESTROYED",
+  // Postgres ending our sessions: terminated (pg_terminate_backend, a fast shutdown), ended
+  // because another backend crashed, or refused while the server recovers from that crash.
+  "57P01",
+  "57P02",
+  "57P03",
 ]);
 
 export function isConnectionFailure(error: unknown): boolean {

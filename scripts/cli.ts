@@ -7,15 +7,20 @@
 import { Command, CommanderError } from "commander";
 import { ChainMismatch } from "../indexer/chain/chain-id.ts";
 import { BackfillLeavesGap, RangeAboveFinality } from "../indexer/operator/backfill-queue.ts";
+import { surviveDroppedConnections } from "../lib/dropped-connections.ts";
 import { failAndExit } from "../lib/fail.ts";
 import { exitOnSignal } from "../lib/shutdown.ts";
 
 /**
  * The commands that run until stopped: SIGTERM or SIGINT ends them with 0 from their first
- * moment, also while they still wait for services (lib/shutdown.ts).
+ * moment, also while they still wait for services (lib/shutdown.ts), and a connection dropped
+ * where nothing awaits it does not end them (lib/dropped-connections.ts).
  */
 const LONG_RUNNING = new Set(["follow", "worker", "backfill", "reindex", "board", "api"]);
-if (LONG_RUNNING.has(process.argv[2] ?? "")) exitOnSignal();
+if (LONG_RUNNING.has(process.argv[2] ?? "")) {
+  exitOnSignal();
+  surviveDroppedConnections();
+}
 
 const program = new Command()
   .name("citizen-staking")

@@ -39,6 +39,8 @@ export function spawnBun(label: string, args: string[], settings: Record<string,
     label,
     pid: child.pid,
     logFile,
+    /** Its resident memory now, in bytes. */
+    rssBytes: () => statusBytes(child.pid, "VmRSS"),
     /** The most resident memory it ever held (the kernel's high-water mark), in bytes. */
     peakRssBytes: () => peakRssOf(child.pid),
     /** User + system CPU seconds used so far. */

@@ -272,7 +272,11 @@ export function createMetadataRefresher(deps: MetadataRefresherDeps) {
       if (deps.intervalMs <= 0 || queue) return;
       const settings = { connection: redis, prefix: deps.queuePrefix };
       queue = new Queue(METADATA_QUEUE, settings);
-      await ensureScheduler();
+      // Not a reason to stop the process (a Redis that is full refuses it): the timer below
+      // puts the scheduler in place once Redis takes it.
+      await ensureScheduler().catch((error) =>
+        log.warn({ err: errorSummary(error) }, "could not put the metadata scheduler in place"),
+      );
       timer = setInterval(() => {
         ensureScheduler().catch((error) =>
           log.warn({ err: errorSummary(error) }, "could not refresh the metadata scheduler"),

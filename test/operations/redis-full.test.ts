@@ -102,13 +102,46 @@ test("a full Redis is one warning from the follower and the worker, and one line
     }
   } finally {
     await configSet("maxmemory", "0").catch(() => {});
+    // Every process stopped before any is judged: none outlives a failed test.
+    const ended = [];
     for (const [name, process] of Object.entries(processes)) {
       const code = await process.stop();
-      expect({ name, code, output: code === 0 ? "" : process.lines.join("\n") }).toEqual({
-        name,
-        code: 0,
-        output: "",
-      });
+      ended.push({ name, code, output: code === 0 ? "" : process.lines.join("\n") });
     }
+    for (const { name, code, output } of ended) {
+      expect({ name, code, output }).toEqual({ name, code: 0, output: "" });
+    }
+  }
+}, 180_000);
+
+test("a follower that starts while Redis is full waits for room, then leads", async () => {
+  const env = {
+    RPC_URL: devnet.node.rpcUrl,
+    STAKER_ADDRESS: devnet.deployment.addresses.staker,
+    START_BLOCK: String(devnet.deployment.deployBlock),
+    DATABASE_URL: database.url,
+    REDIS_URL: redisUrl,
+    QUEUE_PREFIX: "redis-full-at-start",
+    CHAIN_ID: undefined,
+    RPC_WS_URL: undefined,
+    METRICS_PORT: undefined,
+    LOG_LEVEL: "info",
+  };
+  await configSet("maxmemory-policy", "noeviction");
+  await configSet("maxmemory", "full");
+  const follow = startCommand(["scripts/cli.ts", "follow", "--no-migrate"], env);
+  try {
+    await follow.waitForLine(/REDIS_URL is full/, 60_000);
+    await Bun.sleep(3_000);
+    expect(follow.child.exitCode).toBeNull();
+    await configSet("maxmemory", "0");
+    await follow.waitForLine(/leading the follower/, 2 * LOADED_MACHINE_MS);
+  } finally {
+    await configSet("maxmemory", "0").catch(() => {});
+    const code = await follow.stop();
+    expect({ code, output: code === 0 ? "" : follow.lines.join("\n") }).toEqual({
+      code: 0,
+      output: "",
+    });
   }
 }, 180_000);
