@@ -44,7 +44,7 @@ export const stakerEventName = pgEnum("staker_event_name", STAKER_EVENTS);
 export const assetType = pgEnum("asset_type", STAKER_ASSETS);
 /**
  * Where an S1 stake's Hand flag was learned. It lives only in the stake call's fifth word
- * (STAKER-FACTS §7): `points` when only one reading fits the stored points, `calldata` from a
+ * (docs/staker.md §7): `points` when only one reading fits the stored points, `calldata` from a
  * direct call, `trace` from the inner call of a contract wallet, `inferred` when both readings
  * fit and the node has no trace API (then no claim is assumed).
  */

@@ -1,5 +1,5 @@
 /**
- * The devnet's staker configuration, mainnet-like (STAKER-FACTS §6): timelocks in 30-day months,
+ * The devnet's staker configuration, mainnet-like (docs/staker.md §6): timelocks in 30-day months,
  * identity credit points, vault multipliers, caps, and the reward-rate table that maps a citizen's
  * identity and component vault to its credit yield.
  */

@@ -15,7 +15,7 @@ export type StakerAsset = (typeof STAKER_ASSETS)[number];
 
 /**
  * The staker's AssetType enum (uint8), which `stake` and `withdraw` take. Logs never carry it:
- * they carry the asset's address (STAKER-FACTS §1).
+ * they carry the asset's address (docs/staker.md §1).
  */
 export const STAKER_ASSET_ID = { s1_citizen: 0, s2_citizen: 1, bytes: 2, lp: 3 } as const;
 export type StakerAssetId = (typeof STAKER_ASSET_ID)[StakerAsset];
@@ -36,12 +36,12 @@ export function isCitizenAsset(assetType: string | null | undefined): assetType 
   return assetType === "s1_citizen" || assetType === "s2_citizen";
 }
 
-/** The identity class whose citizens may claim the Hand multiplier (STAKER-FACTS §2). */
+/** The identity class whose citizens may claim the Hand multiplier (docs/staker.md §2). */
 export const HAND_CLASS = "Hand of Citadel";
 
 /**
  * BYTES add floor(amount * 100 / 200e18) points per deposit, each deposit on its own
- * (STAKER-FACTS §2). The SQL side of the same rule is in db/functions/project_staked_citizens.sql.
+ * (docs/staker.md §2). The SQL side of the same rule is in db/functions/project_staked_citizens.sql.
  */
 export function bytesBonus(amount: bigint): bigint {
   return (amount * 100n) / 200_000_000_000_000_000_000n;
@@ -49,7 +49,7 @@ export function bytesBonus(amount: bigint): bigint {
 
 /**
  * An S1 stake's points before BYTES: identity points x vault multiplier x timelock multiplier,
- * floored twice by 100, which floors the product by 10,000 once (STAKER-FACTS §2). A record
+ * floored twice by 100, which floors the product by 10,000 once (docs/staker.md §2). A record
  * whose figures do not give its own points contradicts itself (api/modules/citizens/record.ts).
  */
 export function s1BasePoints(

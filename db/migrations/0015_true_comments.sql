@@ -1,7 +1,7 @@
 -- Comments that said less or other than the tables hold, restated from what the indexer writes
 -- and the staker does (test/db/column-comments.test.ts checks the vault ones against the chain).
 -- hasVault is the staker's "this stake counts a vault": the citizen's component vault does too,
--- with stakedVaultId 0 (STAKER-FACTS, S1 stake step 3), so most has_vault rows have none staked.
+-- with stakedVaultId 0 (docs/staker.md §2, vault cases), so most has_vault rows have none staked.
 COMMENT ON COLUMN "citizen_stakes"."has_vault" IS 'S1: stakedS1.hasVault at the stake: the stake counts a vault, the citizen''s own component vault (staked_vault_id 0) or one staked with it (staked_vault_id); it sets the BYTES cap (VAULT_CAP, else NO_VAULT_CAP); null for S2.';--> statement-breakpoint
 COMMENT ON COLUMN "staked_citizens"."has_vault" IS 'S1: stakedS1.hasVault: the stake counts a vault, the citizen''s own component vault (staked_vault_id 0) or one staked with it (staked_vault_id); null for S2.';--> statement-breakpoint
 COMMENT ON COLUMN "citizen_stakes"."staked_vault_id" IS 'S1: stakedS1.stakedVaultId at the stake: a vault staked with the citizen (escrowed with it until the withdrawal); 0 when none was, as when the citizen has a component vault; null for S2.';--> statement-breakpoint

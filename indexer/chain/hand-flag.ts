@@ -10,7 +10,7 @@ export interface HandFlagReading {
 }
 
 /**
- * The Hand flag of one S1 stake, read from the call itself (STAKER-FACTS §7: it is only in the
+ * The Hand flag of one S1 stake, read from the call itself (docs/staker.md §7: it is only in the
  * stake call's fifth word). A transaction sent straight to the staker carries it in its own
  * calldata; one sent through a contract wallet (a Safe, a multicall, any forwarder) hides it in
  * an inner call, read from the node's call trace. A node without a trace API leaves it

@@ -15,7 +15,7 @@ import {
 import { mainnetStakerAbi as stakerAbi } from "../../contracts/generated/MainnetStaker.ts";
 
 /**
- * The Hand flag lives only in a stake's calldata (its fifth word, STAKER-FACTS §7). A stake sent
+ * The Hand flag lives only in a stake's calldata (its fifth word, docs/staker.md §7). A stake sent
  * through a contract wallet (a Safe, a multicall, a forwarder) has that calldata in an inner call,
  * which only the node's call trace shows.
  */

@@ -1,6 +1,6 @@
 import { parseAbi } from "viem";
 
-/** The getters the indexer reads from the contracts the staker points at (STAKER-FACTS §3). */
+/** The getters the indexer reads from the contracts the staker points at (docs/staker.md §3). */
 export const s1CitizenAbi = parseAbi([
   "function getIdentityIdOfTokenId(uint256 citizenId) view returns (uint256)",
   "function getVaultIdOfTokenId(uint256 citizenId) view returns (uint256)",

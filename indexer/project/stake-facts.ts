@@ -11,7 +11,7 @@ export class AmbiguousHandClaim extends Error {
   override name = "AmbiguousHandClaim";
 }
 
-/** The Hand flag as read from the stake call, and from where (STAKER-FACTS §7). */
+/** The Hand flag as read from the stake call, and from where (docs/staker.md §7). */
 export interface HandFlag {
   claim: boolean;
   source: "calldata" | "trace" | "inferred";

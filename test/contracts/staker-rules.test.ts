@@ -1,5 +1,5 @@
 /**
- * The devnet staker against STAKER-FACTS §1, §2 and §6: act on chain, then read the staker's own
+ * The devnet staker against docs/staker.md §1, §2 and §6: act on chain, then read the staker's own
  * views (stakedS1, stakedS2, getStakerPosition(s), getCreditYield) and its logs. The expected
  * numbers are the document's, written out here rather than recomputed from devnet/settings.ts.
  */
@@ -43,7 +43,7 @@ import { DEVNET_SETUP_MS } from "../support/time.ts";
 const E18 = 10n ** 18n;
 const DAY = 86_400n;
 
-/** Option ids as devnet/settings.ts configures them (STAKER-FACTS §6 fixture order). */
+/** Option ids as devnet/settings.ts configures them (docs/staker.md §6 fixture order). */
 const S1_30_DAYS = 0n;
 const S1_90_DAYS = 1n;
 const S1_180_DAYS = 2n;
@@ -54,14 +54,14 @@ const BYTES_OPTION = 0n;
 const SEASON_1 = 1n;
 const SEASON_2 = 2n;
 
-/** STAKER-FACTS §1. */
+/** docs/staker.md §1. */
 const TOPIC0 = {
   Stake: "0x63602d0ecc7b3a0ef7ff1a116e23056662d64280355ba8031b6d0d767c4b4458",
   Withdraw: "0x9b1bfa7fa9ee420a16e124f794c35ac9f90472acc99140eb2f6447c714cad8eb",
   Claim: "0x34fcbac0073d7c3d388e51312faf357774904998eeb8fca628b9e6f65ee1cbf7",
 } as const;
 
-/** anvil's estimate for stake/withdraw can fall short once rewards accrue (STAKER-FACTS §7). */
+/** anvil's estimate for stake/withdraw can fall short once rewards accrue (docs/staker.md §7). */
 const STAKER_GAS = 2_000_000n;
 
 class TransactionReverted extends Error {
@@ -355,7 +355,7 @@ function stakeEventOf(receipt: TransactionReceipt) {
   return event;
 }
 
-describe("worked examples (STAKER-FACTS §2)", () => {
+describe("worked examples (docs/staker.md §2)", () => {
   const examples: {
     name: string;
     citizen: S1CitizenSpec;
@@ -575,7 +575,7 @@ describe("BYTES stakes", () => {
   });
 });
 
-describe("Stake events (STAKER-FACTS §1)", () => {
+describe("Stake events (docs/staker.md §1)", () => {
   test("the staker's event selectors are the documented topic0 values", () => {
     const selectors = Object.fromEntries(
       neoTokyoStakerAbi

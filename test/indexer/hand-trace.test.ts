@@ -45,7 +45,7 @@ class TransactionReverted extends Error {
 /**
  * A Hand (reward rate 15, no vault) yields High: 300 identity points. On the 30-day option (1.00x)
  * a claim scores with vaultCreditMultiplier("?") = 300, no claim with the no-vault 100
- * (STAKER-FACTS §2, §6).
+ * (docs/staker.md §2, §6).
  */
 const POINTS_WITH_CLAIM = 900n;
 const POINTS_WITHOUT_CLAIM = 300n;
@@ -97,7 +97,7 @@ async function send({ target, data }: Call): Promise<Hash> {
     to: target,
     data,
     chain: null,
-    // anvil's estimate can fall short for stakes (STAKER-FACTS §7).
+    // anvil's estimate can fall short for stakes (docs/staker.md §7).
     gas: 5_000_000n,
   });
   const receipt = await devnet.waitForTransactionReceipt({ hash });
