@@ -78,30 +78,20 @@ export const summarize = (runs: SizeRun[]) => runs.map(headline);
 export function ratiosOf(runs: SizeRun[]): Record<string, number | null> {
   const ratios: Record<string, number | null> = {};
   for (const run of runs) {
-    const at = `@${run.spec.events}`;
     const { direct, counting, latency } = run.limit;
+    const put = (name: string, rate: number, limit: { eventsPerSecond: number }) => {
+      ratios[`${name}@${run.spec.events}`] = ratio(rate, limit.eventsPerSecond);
+    };
     for (const real of run.real) {
-      ratios[`real_w${real.workers}_over_limit${at}`] = ratio(
-        real.eventsPerSecond,
-        counting.eventsPerSecond,
-      );
-      ratios[`real_w${real.workers}_over_direct_limit${at}`] = ratio(
-        real.eventsPerSecond,
-        direct.eventsPerSecond,
-      );
+      put(`real_w${real.workers}_over_limit`, real.eventsPerSecond, counting);
+      put(`real_w${real.workers}_over_direct_limit`, real.eventsPerSecond, direct);
     }
-    const { control } = run;
-    ratios[`control_w1_over_direct_limit${at}`] = ratio(
-      control.eventsPerSecond,
-      direct.eventsPerSecond,
-    );
+    put("control_w1_over_direct_limit", run.control.eventsPerSecond, direct);
     if (run.latency && latency) {
-      const rate = run.latency.eventsPerSecond;
-      ratios[`latency_over_latency_limit${at}`] = ratio(rate, latency.eventsPerSecond);
-      ratios[`latency_over_direct_limit${at}`] = ratio(rate, direct.eventsPerSecond);
+      put("latency_over_latency_limit", run.latency.eventsPerSecond, latency);
+      put("latency_over_direct_limit", run.latency.eventsPerSecond, direct);
     }
-    const reproject = control.reproject.eventsPerSecond;
-    ratios[`reproject_over_limit${at}`] = ratio(reproject, direct.eventsPerSecond);
+    put("reproject_over_limit", run.control.reproject.eventsPerSecond, direct);
   }
   return ratios;
 }
