@@ -90,12 +90,16 @@ type S2Citizen = {
 type Wallet = {
   address: Address;
   looseVaults: bigint[];
+  /** LP tokens the wallet holds and may still stake; the token refuses a stake past them. */
+  lpHeld: bigint;
   lp: { amount: bigint; optionId: number; endTime: bigint };
 };
 
 const STAKE_GAS = 1_500_000n;
 const SETUP_GAS = 400_000n;
 const SETUP_PER_BLOCK = 1_000;
+const LP_PER_WALLET = 10_000n * BYTES_UNIT;
+const LP_STAKE_MAX = 50n * BYTES_UNIT;
 const CLASS_ROWS_PER_TRANSACTION = 100;
 /** Chain time the whole scenario spans, so that most timelocks expire before it ends. */
 const SCENARIO_SPAN = 1_100n * DAY;
@@ -167,10 +171,10 @@ export class Scenario {
   static async prepare(
     connection: DevnetConnection,
     deployment: DevnetDeployment,
-    options: { seed?: string; wallets: number },
+    options: { seed?: string; wallets: number; lpPerWallet?: bigint },
   ): Promise<Scenario> {
     const scenario = new Scenario(connection, deployment, options.seed ?? "citizen-staking");
-    await scenario.setUp(options.wallets);
+    await scenario.setUp(options.wallets, options.lpPerWallet ?? LP_PER_WALLET);
     return scenario;
   }
 
@@ -182,7 +186,7 @@ export class Scenario {
     return devnetClient(this.connection);
   }
 
-  private async setUp(walletCount: number): Promise<void> {
+  private async setUp(walletCount: number, lpPerWallet: bigint): Promise<void> {
     const { addresses, deployer } = this.deployment;
     const random = this.random;
     await this.builder.start();
@@ -213,6 +217,7 @@ export class Scenario {
       const wallet: Wallet = {
         address,
         looseVaults: [],
+        lpHeld: lpPerWallet,
         lp: { amount: 0n, optionId: 0, endTime: 0n },
       };
       this.wallets.push(wallet);
@@ -287,7 +292,7 @@ export class Scenario {
         encodeFunctionData({
           abi: lpTokenAbi,
           functionName: "mint",
-          args: [address, 10_000n * BYTES_UNIT],
+          args: [address, lpPerWallet],
         }),
         `mint LP to ${address}`,
       );
@@ -477,15 +482,21 @@ export class Scenario {
 
   private stakeLP(): boolean {
     const wallet = this.random.pick(this.wallets);
+    // Every stake restarts the position's timelock, so a wallet that keeps staking never reaches a
+    // withdrawal and runs out of LP in a long live run; once it holds none, it waits for the lock.
+    if (wallet.lpHeld === 0n) return false;
     // The first LP stake fixes the multiplier until the position is emptied.
     const optionId = wallet.lp.amount > 0n ? wallet.lp.optionId : this.random.int(0, 5);
     const [duration] = TIMELOCK_OPTIONS[STAKER_ASSET_ID.lp][optionId] ?? [0n];
-    const amount = this.random.bigintUpTo(50n * BYTES_UNIT);
+    const amount = this.random.bigintUpTo(
+      wallet.lpHeld < LP_STAKE_MAX ? wallet.lpHeld : LP_STAKE_MAX,
+    );
     this.staker(
       stakeCalldata(STAKER_ASSET_ID.lp, optionId, amount),
       wallet.address,
       `stake ${amount} LP`,
     );
+    wallet.lpHeld -= amount;
     wallet.lp = { amount: wallet.lp.amount + amount, optionId, endTime: this.now + duration };
     return true;
   }
@@ -502,6 +513,7 @@ export class Scenario {
       `withdraw ${amount} LP`,
     );
     wallet.lp.amount -= amount;
+    wallet.lpHeld += amount;
     return true;
   }
 
