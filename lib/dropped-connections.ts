@@ -10,6 +10,7 @@
  * error still ends it with exit 1, as it did. See docs/decisions/dropped-connections.md.
  */
 import { isConnectionFailure } from "./connection-checks.ts";
+import { redactSecrets } from "./error-cause.ts";
 import { errorSummary, logger } from "./log.ts";
 
 /** Drops within this long of the last warning are one burst (one outage, many sessions). */
@@ -25,7 +26,9 @@ export function surviveDroppedConnections(): void {
   const caught = (kind: string) => (error: unknown) => {
     if (!isConnectionFailure(error)) {
       log.fatal({ err: errorSummary(error), kind }, "unexpected error; exiting");
-      console.error(error);
+      console.error(
+        redactSecrets(error instanceof Error ? (error.stack ?? error.message) : String(error)),
+      );
       process.exit(1);
     }
     const now = Date.now();
