@@ -3,7 +3,8 @@ import type { PublicClient } from "viem";
 import { type ChainTip, readChainTip } from "../chain/finality.ts";
 import { StakerLogsMissing } from "../chain/missing-logs.ts";
 import { NodeBehind } from "../chain/node-behind.ts";
-import { type FetchStage, ReorgDetected } from "../fetch/fetch-range.ts";
+import { type FetchedRange, type FetchStage, ReorgDetected } from "../fetch/fetch-range.ts";
+import { pointsExplained } from "../project/stake-facts.ts";
 import { enqueueRange, type Queues } from "../queues/queues.ts";
 import { requeueLostRanges } from "../reconciler/reconcile.ts";
 import { RangeStale, resolveLinkConflict, rollBackOrphans } from "../reorg/divergence.ts";
@@ -114,7 +115,7 @@ async function followFrom(
   }
   const to = head < current.indexedBlock + inline ? head : current.indexedBlock + inline;
   try {
-    const write = await deps.fetch({ from: current.indexedBlock + 1n, to, dense: true });
+    const write = await fetchSettled(deps, { from: current.indexedBlock + 1n, to }, tip.head);
     const result = await store.writeRange(write, { extendsCheckpoint: true });
     // Written up to the block whose staker logs nothing settles; the follower holds there.
     if (write.held) throw write.held;
@@ -147,6 +148,36 @@ async function followFrom(
       return { action: "retry" as const };
     }
     throw error;
+  }
+}
+
+/** How long a tick waits for the next block before it writes unexplained points at the head. */
+const UNSETTLED_WAIT_MS = 1_000;
+
+/**
+ * The blocks right above the checkpoint, fetched with reads that describe them. A read at the
+ * node's head can be answered from the block the node is mining next: anvil publishes that
+ * block's state before its number (foundry-rs/foundry PR 16368), by hash as well, so a stake's
+ * points would count a BYTES deposit of the next block. Reads made at the head are fetched again
+ * once the head has moved past them (then they are settled): when it has moved by the time they
+ * come back, or, when a stake's points do not follow from its figures, within UNSETTLED_WAIT_MS
+ * (a block whose state was out before its number). A stake whose block did reconfigure the
+ * staker waits that long, once, at the head.
+ */
+async function fetchSettled(
+  deps: FollowDeps,
+  blocks: { from: bigint; to: bigint },
+  head: bigint,
+): Promise<FetchedRange> {
+  const request = { ...blocks, dense: true };
+  const write = await deps.fetch(request);
+  if (write.toBlock < head || write.stakes.length + write.citizens.length === 0) return write;
+  const deadline =
+    performance.now() + (write.stakes.every(pointsExplained) ? 0 : UNSETTLED_WAIT_MS);
+  for (;;) {
+    if ((await deps.client.getBlockNumber()) > write.toBlock) return deps.fetch(request);
+    if (performance.now() >= deadline) return write;
+    await Bun.sleep(50);
   }
 }
 

@@ -28,6 +28,17 @@ export function s2BasePoints(timelockMultiplier: bigint): bigint {
 }
 
 /**
+ * Whether a stake's base points follow from its own figures: an S1 row whose configuration is
+ * not inferred, an S2 row whose points are its timelock multiplier's. One that does not was read
+ * from another state than its block's (a node mining the next one), or (S1) its block
+ * reconfigured the staker.
+ */
+export function pointsExplained(row: CitizenStakeRow): boolean {
+  if (row.season === 2) return row.basePoints === s2BasePoints(row.timelockMultiplier);
+  return row.configurationSource !== "inferred";
+}
+
+/**
  * The vault an S1 stake counts (its component vault, else the one staked with it, else 0) and
  * that vault's configured multiplier (the hard-coded 100 with no vault).
  */

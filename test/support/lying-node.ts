@@ -73,7 +73,9 @@ export function startLyingNode(upstream: string) {
   let refuseBlockHash: { error: RpcErrorAnswer; left: number } | undefined;
   let ignoreBlockHash = false;
   let lag: Lag | undefined;
-  let lateHeadReads = false;
+  let lateHeadReads: { publishMs: number } | undefined;
+  /** The window in which the next block's state is out but the old head is still served. */
+  let unpublished: { head: bigint; next: bigint; until: number } | undefined;
   const random = new SeededRandom("lagging");
   const counts = {
     droppedLogs: 0,
@@ -86,6 +88,8 @@ export function startLyingNode(upstream: string) {
     refusedBlockHashes: 0,
     /** Calls the node behind answered about blocks it lacked. */
     lackedBlocks: 0,
+    /** HTTP requests holding eth_calls at the head, waiting for the next block now. */
+    heldHeadReads: 0,
     /** eth_calls at the head held until the next block, then answered from its state. */
     lateHeadReads: 0,
     /** eth_getBlockReceipts calls answered (as they are, tampered, or refused). */
@@ -342,11 +346,14 @@ export function startLyingNode(upstream: string) {
    * eth_calls at the upstream head wait until a next block is there and are answered from its
    * state, as anvil answers a read at its head while it mines the next block (by number and by
    * hash alike: it looks the hash's number up, and the head's state is the one being changed).
+   * For `publishMs` after that the old head is still the one served (eth_blockNumber, "latest")
+   * and reads at it still get the new state: anvil publishes a mined block's state before its
+   * number, and a loaded machine can hold the two apart for a while.
    */
   const answerHeadReadsLate = async (calls: RpcCall[]): Promise<RpcCall[]> => {
+    const window = unpublished && performance.now() < unpublished.until ? unpublished : undefined;
     const reads = calls.filter((call) => call.method === "eth_call");
-    if (reads.length === 0) return calls;
-    const head = await upstreamHead();
+    const head = window?.head ?? (reads.length > 0 ? await upstreamHead() : 0n);
     const hashes = reads.flatMap((call) => {
       const block = call.params?.[BLOCK_PARAM.eth_call!];
       return typeof block === "object" && block !== null && "blockHash" in block
@@ -362,19 +369,36 @@ export function startLyingNode(upstream: string) {
       }
       return typeof block === "string" && block.startsWith("0x") && BigInt(block) === head;
     };
-    if (!calls.some(atHead)) return calls;
-    let next = head;
-    while (next === head) {
-      await Bun.sleep(20);
-      next = await upstreamHead();
+    let next = window?.next ?? head;
+    if (!window && calls.some(atHead)) {
+      counts.heldHeadReads++;
+      while (next === head) {
+        await Bun.sleep(20);
+        next = await upstreamHead();
+      }
+      counts.heldHeadReads--;
+      unpublished = { head, next, until: performance.now() + (lateHeadReads?.publishMs ?? 0) };
     }
+    const served = unpublished && performance.now() < unpublished.until ? unpublished : undefined;
     return calls.map((call) => {
-      if (!atHead(call)) return call;
+      if (served && call.method === "eth_getBlockByNumber" && call.params?.[0] === "latest") {
+        return { ...call, params: [hex(served.head), ...call.params.slice(1)] };
+      }
+      if (!atHead(call) || next === head) return call;
       counts.lateHeadReads++;
       const params = [...(call.params ?? [])];
       params[BLOCK_PARAM.eth_call!] = hex(next);
       return { ...call, params };
     });
+  };
+
+  /** eth_blockNumber answered with the head still served while a mined block is unpublished. */
+  const withUnpublishedHead = (calls: RpcCall[], answers: RpcAnswer[]): RpcAnswer[] => {
+    const served = unpublished && performance.now() < unpublished.until ? unpublished : undefined;
+    if (!served) return answers;
+    return answers.map((answer, i) =>
+      calls[i]?.method === "eth_blockNumber" ? { ...answer, result: hex(served.head) } : answer,
+    );
   };
 
   const server = Bun.serve({
@@ -386,7 +410,8 @@ export function startLyingNode(upstream: string) {
       // One node answers a whole HTTP request, as a load balancer routes it.
       const behind = lag && random.chance(lag.share) ? lag : undefined;
       const calls = lateHeadReads ? await answerHeadReadsLate([parsed].flat()) : [parsed].flat();
-      const answers = behind ? await answerBehind(calls, behind) : await answer(calls);
+      const answered = behind ? await answerBehind(calls, behind) : await answer(calls);
+      const answers = lateHeadReads ? withUnpublishedHead(calls, answered) : answered;
       return Response.json(Array.isArray(parsed) ? answers : answers[0]);
     },
   });
@@ -445,9 +470,14 @@ export function startLyingNode(upstream: string) {
     lagBehind(behind: (Partial<Lag> & Pick<Lag, "behind">) | undefined) {
       lag = behind && { share: 1, logsPastHead: "refused", ...behind };
     },
-    /** eth_calls at the head are answered from the next block's state, once it is there. */
-    answerHeadReadsLate() {
-      lateHeadReads = true;
+    /**
+     * eth_calls at the head are answered from the next block's state, once it is there; for
+     * `publishMs` after that the old head is still served and reads at it still get the new
+     * state. `false` ends it.
+     */
+    answerHeadReadsLate(late: false | { publishMs?: number } = {}) {
+      lateHeadReads = late ? { publishMs: late.publishMs ?? 0 } : undefined;
+      unpublished = undefined;
     },
     stop: () => server.stop(true),
   };
