@@ -12,6 +12,11 @@ import {
 } from "../lib/vocabulary.ts";
 import type { DevnetAddresses } from "./deploy.ts";
 
+/** Gas sent with a staker call (a stake, a withdrawal, a claim through the BYTES token). */
+export const STAKER_CALL_GAS = 1_500_000n;
+/** Gas sent with a token call: a mint, an approval, a transfer. */
+export const TOKEN_CALL_GAS = 400_000n;
+
 /** The words after the option id mean, per asset: S1 (citizen, vault, hand claimant), S2 (citizen), BYTES (amount, citizen, season), LP (amount). */
 export function stakeCalldata(
   assetType: StakerAssetId,

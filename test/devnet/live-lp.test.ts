@@ -10,11 +10,10 @@ import { type AnvilNode, startAnvil } from "../../devnet/anvil.ts";
 import { createDevnetClient, type DevnetClient } from "../../devnet/client.ts";
 import { type DevnetDeployment, deployDevnet } from "../../devnet/deploy.ts";
 import { Scenario } from "../../devnet/scenario.ts";
+import { LP_STAKE_MAX } from "../../devnet/scenario-actions.ts";
 import { DEVNET_SETUP_MS } from "../support/time.ts";
 
 const LP_PER_WALLET = 60n * 10n ** 18n;
-/** The largest LP stake the scenario draws (devnet/scenario.ts). */
-const LP_STAKE_MAX = 50n * 10n ** 18n;
 const LIVE_BLOCKS = 150;
 
 let node: AnvilNode;
