@@ -199,17 +199,3 @@ export function scenarioBlocks(events: number, transactionsPerBlock?: number) {
     transactionsPerBlock ?? Math.max(1, Math.min(500, Math.ceil(roughTransactions / 30)));
   return { perBlock, blocks: Math.max(30, Math.ceil(roughTransactions / perBlock)) };
 }
-
-/** Prepares wallets sized for `events` and runs the scenario to that many staker events. */
-export async function runScenario(
-  connection: DevnetConnection,
-  deployment: DevnetDeployment,
-  options: ScenarioOptions,
-): Promise<{ scenario: Scenario; progress: ScenarioProgress }> {
-  const scenario = await Scenario.prepare(connection, deployment, {
-    seed: options.seed,
-    wallets: options.wallets ?? Math.max(4, Math.round(options.events / 50)),
-  });
-  const progress = await scenario.run(options);
-  return { scenario, progress };
-}
