@@ -159,10 +159,10 @@ async function compareWithChain(input: VerifyInput, tables: TableSide): Promise<
       ...new Set([...tables.stakers, ...[...(escrow?.values() ?? [])].map((held) => held.wallet)]),
     ].sort();
   // A wallet's whole positions outgrow the batches' answers: one eth_call each.
-  const reads = createBlockReads(client, { batching: "alone" });
+  const blockReads = createBlockReads(client, { batching: "alone" });
   const positions = await Promise.all(
     wallets.map((wallet) =>
-      reads.read({
+      blockReads.read({
         address: contracts.staker,
         abi: stakerAbi,
         functionName: "getStakerPositions",

@@ -23,7 +23,7 @@ const S2_GETTERS = [
  * way. A getter that reverts throws ReadReverted naming it, as a single read of it would.
  */
 export async function readCitizenComponents(
-  reads: BlockReads,
+  blockReads: BlockReads,
   contracts: StakerContracts,
   keys: readonly CitizenKey[],
   at: BlockAt,
@@ -33,7 +33,7 @@ export async function readCitizenComponents(
     if (season === 1) {
       for (const functionName of S1_GETTERS) {
         calls.push(
-          reads.read({
+          blockReads.read({
             address: contracts.s1Citizen,
             abi: s1CitizenAbi,
             functionName,
@@ -45,7 +45,7 @@ export async function readCitizenComponents(
     } else {
       for (const functionName of S2_GETTERS) {
         calls.push(
-          reads.read({
+          blockReads.read({
             address: contracts.s2Citizen,
             abi: s2CitizenAbi,
             functionName,
@@ -89,7 +89,7 @@ export async function readCitizenComponents(
   const s1 = components.filter((reading) => reading.season === 1);
   const classes = await Promise.all(
     s1.map((reading) =>
-      reads.read({
+      blockReads.read({
         address: contracts.identity,
         abi: identityAbi,
         functionName: "getClass",

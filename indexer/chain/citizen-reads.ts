@@ -69,11 +69,11 @@ export async function readTokenUris(
   block: bigint | BlockAt,
 ): Promise<TokenUriReading[]> {
   const at = blockAt(block);
-  const reads = createBlockReads(client, { batching: "large answers" });
+  const blockReads = createBlockReads(client, { batching: "large answers" });
   return Promise.all(
     keys.map(async (key): Promise<TokenUriReading> => {
       try {
-        const uri = await reads.read({
+        const uri = await blockReads.read({
           address: key.season === 1 ? contracts.s1Citizen : contracts.s2Citizen,
           abi: s1CitizenAbi,
           functionName: "tokenURI",

@@ -37,11 +37,11 @@ export interface StakeAtBlock extends BlockAt {
  * contract refuses throws ReadReverted.
  */
 export function readStakes(
-  reads: BlockReads,
+  blockReads: BlockReads,
   contracts: StakerContracts,
   stakes: readonly StakeAtBlock[],
 ): Promise<StakeReads[]> {
-  return Promise.all(stakes.map((stake) => readStake(reads, contracts, stake)));
+  return Promise.all(stakes.map((stake) => readStake(blockReads, contracts, stake)));
 }
 
 /**
@@ -50,13 +50,13 @@ export function readStakes(
  * whose reads the contract refuses there has none (undefined): its own block will say why.
  */
 export function tryReadStakes(
-  reads: BlockReads,
+  blockReads: BlockReads,
   contracts: StakerContracts,
   stakes: readonly StakeAtBlock[],
 ): Promise<(StakeReads | undefined)[]> {
   return Promise.all(
     stakes.map((stake) =>
-      readStake(reads, contracts, stake).catch((error: unknown) => {
+      readStake(blockReads, contracts, stake).catch((error: unknown) => {
         if (error instanceof ReadReverted) return undefined;
         throw error;
       }),
@@ -65,21 +65,21 @@ export function tryReadStakes(
 }
 
 function readStake(
-  reads: BlockReads,
+  blockReads: BlockReads,
   contracts: StakerContracts,
   stake: StakeAtBlock,
 ): Promise<StakeReads> {
   return stake.season === 1
-    ? readS1Stake(reads, contracts, stake)
-    : readS2Stake(reads, contracts, stake);
+    ? readS1Stake(blockReads, contracts, stake)
+    : readS2Stake(blockReads, contracts, stake);
 }
 
 async function readS2Stake(
-  reads: BlockReads,
+  blockReads: BlockReads,
   contracts: StakerContracts,
   stake: StakeAtBlock,
 ): Promise<StakeReads> {
-  const [, timelockEndTime, points] = await reads.read({
+  const [, timelockEndTime, points] = await blockReads.read({
     address: contracts.staker,
     abi: stakerAbi,
     functionName: "stakedS2",
@@ -91,13 +91,13 @@ async function readS2Stake(
 }
 
 async function readS1Stake(
-  reads: BlockReads,
+  blockReads: BlockReads,
   contracts: StakerContracts,
   stake: StakeAtBlock,
 ): Promise<StakeReads> {
   const block = { blockNumber: stake.blockNumber, blockHash: stake.blockHash };
   const componentVaultId = stake.componentVaultId ?? 0n;
-  const entry = reads.read({
+  const entry = blockReads.read({
     address: contracts.staker,
     abi: stakerAbi,
     functionName: "stakedS1",
@@ -106,7 +106,7 @@ async function readS1Stake(
   });
   const [[, timelockEndTime, points, stakedVaultId, hasVault], configuration] = await Promise.all([
     entry,
-    readS1Configuration(reads, contracts, {
+    readS1Configuration(blockReads, contracts, {
       citizenId: stake.citizenId,
       componentVaultId,
       // The staked vault counts only without a component vault: read from the entry, in the
@@ -144,13 +144,13 @@ export interface ConfigurationAtBlock extends BlockAt {
  * refuses there (a citizen that did not exist yet) has none (undefined).
  */
 export function tryReadConfigurations(
-  reads: BlockReads,
+  blockReads: BlockReads,
   contracts: StakerContracts,
   stakes: readonly ConfigurationAtBlock[],
 ): Promise<(StakeConfiguration | undefined)[]> {
   return Promise.all(
     stakes.map((stake) =>
-      readS1Configuration(reads, contracts, stake).catch((error: unknown) => {
+      readS1Configuration(blockReads, contracts, stake).catch((error: unknown) => {
         if (error instanceof ReadReverted) return undefined;
         throw error;
       }),
@@ -159,32 +159,32 @@ export function tryReadConfigurations(
 }
 
 async function readS1Configuration(
-  reads: BlockReads,
+  blockReads: BlockReads,
   contracts: StakerContracts,
   stake: Omit<ConfigurationAtBlock, "vaultId"> & { vaultId: bigint | Promise<bigint> },
 ): Promise<StakeConfiguration> {
   const block = { blockNumber: stake.blockNumber, blockHash: stake.blockHash };
   const at = { address: contracts.staker, abi: stakerAbi, ...block } as const;
   const [creditYield, handMultiplier, vaultId] = await Promise.all([
-    reads.read({
+    blockReads.read({
       ...at,
       functionName: "getCreditYield",
       args: [stake.citizenId, stake.componentVaultId],
     }),
-    reads.read({ ...at, functionName: "vaultCreditMultiplier", args: ["?"] }),
+    blockReads.read({ ...at, functionName: "vaultCreditMultiplier", args: ["?"] }),
     stake.vaultId,
   ]);
   const [identityPoints, configuredVaultMultiplier, vaultCreditMultiplier] = await Promise.all([
-    reads.read({ ...at, functionName: "identityCreditPoints", args: [creditYield] }),
+    blockReads.read({ ...at, functionName: "identityCreditPoints", args: [creditYield] }),
     vaultId !== 0n
-      ? reads.read({
+      ? blockReads.read({
           ...at,
           functionName: "getConfiguredVaultMultiplier",
           args: [vaultId],
         })
       : undefined,
     vaultId !== 0n
-      ? reads.read({
+      ? blockReads.read({
           address: contracts.vault,
           abi: vaultAbi,
           functionName: "getCreditMultiplier",

@@ -77,7 +77,7 @@ export async function stakeFacts(
     blockHashes: Map<bigint, string>;
   },
 ): Promise<CitizenStakeRow[]> {
-  const reads = createBlockReads(deps.client);
+  const blockReads = createBlockReads(deps.client);
   const blocks = readBlocks(chunk.stakeEvents, pinnableContexts(chunk.contexts, chunk.blockHashes));
   const stakes = chunk.stakeEvents.map((event, i) => ({
     event,
@@ -95,7 +95,7 @@ export async function stakeFacts(
   });
   const readLater = stakes.filter((stake) => stake.readBlock !== undefined);
   const laterReads = await tryReadStakes(
-    reads,
+    blockReads,
     deps.contracts,
     readLater.map((stake) => stakeAt(stake, stake.readBlock!)),
   );
@@ -117,13 +117,13 @@ export async function stakeFacts(
   );
   const unproven = stakes.filter((_, i) => !proofs[i]!.proven);
   const ownReads = await readStakes(
-    reads,
+    blockReads,
     deps.contracts,
     unproven.map((stake) => stakeAt(stake, stake.event.blockNumber)),
   );
   const explained = await explainConfigurations(
     deps,
-    reads,
+    blockReads,
     unproven.map((stake, i) => ({
       ...stake,
       reads: ownReads[i]!,

@@ -43,7 +43,7 @@ export interface ExplainedReads {
  */
 export async function explainConfigurations(
   deps: { client: PublicClient; contracts: StakerContracts },
-  reads: BlockReads,
+  blockReads: BlockReads,
   stakes: readonly StakeAsRead[],
   headers: ReadonlyMap<bigint, Block>,
 ): Promise<ExplainedReads[]> {
@@ -79,7 +79,7 @@ export async function explainConfigurations(
     return true;
   };
 
-  const before = await tryReadConfigurations(reads, deps.contracts, open.map(atParent));
+  const before = await tryReadConfigurations(blockReads, deps.contracts, open.map(atParent));
   const unsettled = open.filter((i, k) => !settle(i, before[k], "parent"));
 
   const byTransaction = Map.groupBy(unsettled, (i) => stakes[i]!.event.transactionHash as Hash);
