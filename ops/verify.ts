@@ -6,9 +6,9 @@ import type { Address, PublicClient } from "viem";
 import { mainnetStakerAbi as stakerAbi } from "../contracts/generated/MainnetStaker.ts";
 import type { Database } from "../db/client.ts";
 import { indexerCheckpoints, type StakedCitizen } from "../db/schema.ts";
+import { createBlockReads } from "../indexer/chain/block-reads.ts";
 import type { StakerContracts } from "../indexer/chain/contracts.ts";
 import { NodeBehind } from "../indexer/chain/node-behind.ts";
-import { readUnbatched } from "../indexer/chain/unbatched-read.ts";
 import { s1BasePoints } from "../lib/vocabulary.ts";
 import { citizenKey, escrowedCitizens } from "./escrow.ts";
 import { NothingIndexed, readTables, stakeKey, type TableSide } from "./verify-tables.ts";
@@ -158,9 +158,11 @@ async function compareWithChain(input: VerifyInput, tables: TableSide): Promise<
     [
       ...new Set([...tables.stakers, ...[...(escrow?.values() ?? [])].map((held) => held.wallet)]),
     ].sort();
+  // A wallet's whole positions outgrow the batches' answers: one eth_call each.
+  const blockReads = createBlockReads(client, { batching: "alone" });
   const positions = await Promise.all(
     wallets.map((wallet) =>
-      readUnbatched(client, {
+      blockReads.read({
         address: contracts.staker,
         abi: stakerAbi,
         functionName: "getStakerPositions",

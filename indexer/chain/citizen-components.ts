@@ -1,6 +1,5 @@
-import type { PublicClient } from "viem";
-import { type BatchedView, readBatchedViews } from "./batched-views.ts";
 import type { BlockAt } from "./block-pin.ts";
+import type { BlockReads } from "./block-reads.ts";
 import type { CitizenComponents, CitizenKey } from "./citizen-reads.ts";
 import type { StakerContracts } from "./contracts.ts";
 import { identityAbi, s1CitizenAbi, s2CitizenAbi } from "./token-abis.ts";
@@ -19,25 +18,45 @@ const S2_GETTERS = [
 ] as const;
 
 /**
- * The components of each citizen at `at`: every getter of every citizen in one list of calls,
- * many to an eth_call (batched-views.ts), then each S1 citizen's identity class the same way. A
- * getter that reverts throws ReadReverted naming it, as a single read of it would.
+ * The components of each citizen at `at`: every getter of every citizen asked in one turn, so
+ * they go many to an eth_call (block-reads.ts), then each S1 citizen's identity class the same
+ * way. A getter that reverts throws ReadReverted naming it, as a single read of it would.
  */
 export async function readCitizenComponents(
-  client: PublicClient,
+  blockReads: BlockReads,
   contracts: StakerContracts,
   keys: readonly CitizenKey[],
   at: BlockAt,
 ): Promise<CitizenComponents[]> {
-  const calls: BatchedView[] = [];
+  const calls: Promise<bigint>[] = [];
   for (const { season, citizenId } of keys) {
-    const [address, abi, names] =
-      season === 1
-        ? [contracts.s1Citizen, s1CitizenAbi, S1_GETTERS]
-        : [contracts.s2Citizen, s2CitizenAbi, S2_GETTERS];
-    for (const functionName of names) calls.push({ address, abi, functionName, args: [citizenId] });
+    if (season === 1) {
+      for (const functionName of S1_GETTERS) {
+        calls.push(
+          blockReads.read({
+            address: contracts.s1Citizen,
+            abi: s1CitizenAbi,
+            functionName,
+            args: [citizenId],
+            ...at,
+          }),
+        );
+      }
+    } else {
+      for (const functionName of S2_GETTERS) {
+        calls.push(
+          blockReads.read({
+            address: contracts.s2Citizen,
+            abi: s2CitizenAbi,
+            functionName,
+            args: [citizenId],
+            ...at,
+          }),
+        );
+      }
+    }
   }
-  const values = (await Promise.all(readBatchedViews(client, calls, at))) as bigint[];
+  const values = await Promise.all(calls);
   const components: CitizenComponents[] = [];
   let next = 0;
   const take = (count: number) => {
@@ -69,19 +88,18 @@ export async function readCitizenComponents(
   }
   const s1 = components.filter((reading) => reading.season === 1);
   const classes = await Promise.all(
-    readBatchedViews(
-      client,
-      s1.map((reading) => ({
+    s1.map((reading) =>
+      blockReads.read({
         address: contracts.identity,
         abi: identityAbi,
         functionName: "getClass",
         args: [reading.identityId],
-      })),
-      at,
+        ...at,
+      }),
     ),
   );
   s1.forEach((reading, i) => {
-    reading.identityClass = classes[i] as string;
+    reading.identityClass = classes[i];
   });
   return components;
 }

@@ -1,7 +1,7 @@
 import { type Address, decodeFunctionData, type Hex, type PublicClient } from "viem";
 import { mainnetStakerAbi as stakerAbi } from "../../contracts/generated/MainnetStaker.ts";
+import { createBlockReads } from "./block-reads.ts";
 import { readHandClaim, TraceUnavailable } from "./hand-trace.ts";
-import { readUnbatched } from "./unbatched-read.ts";
 
 /** What the stake call said about the Hand claim, and where that was read. */
 export interface HandFlagReading {
@@ -70,7 +70,7 @@ export async function settleInferredHandFlag(
     throw error;
   }
   if (!claim) return { claim, vaultMultiplier: stake.vaultMultiplier };
-  const vaultMultiplier = await readUnbatched(client, {
+  const vaultMultiplier = await createBlockReads(client, { batching: "alone" }).read({
     address: staker,
     abi: stakerAbi,
     functionName: "vaultCreditMultiplier",

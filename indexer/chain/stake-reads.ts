@@ -2,10 +2,10 @@ import type { Address } from "viem";
 import { mainnetStakerAbi as stakerAbi } from "../../contracts/generated/MainnetStaker.ts";
 import type { Season } from "../../lib/vocabulary.ts";
 import type { BlockAt } from "./block-pin.ts";
+import type { BlockReads } from "./block-reads.ts";
 import { ReadReverted } from "./call-failure.ts";
 import type { StakerContracts } from "./contracts.ts";
 import { vaultAbi } from "./token-abis.ts";
-import type { ViewMemo } from "./view-memo.ts";
 
 /** What the chain said at one block (the stake's own, or a later one) about one S1 or S2 stake. */
 export interface StakeReads {
@@ -37,11 +37,11 @@ export interface StakeAtBlock extends BlockAt {
  * contract refuses throws ReadReverted.
  */
 export function readStakes(
-  memo: ViewMemo,
+  blockReads: BlockReads,
   contracts: StakerContracts,
   stakes: readonly StakeAtBlock[],
 ): Promise<StakeReads[]> {
-  return Promise.all(stakes.map((stake) => readStake(memo, contracts, stake)));
+  return Promise.all(stakes.map((stake) => readStake(blockReads, contracts, stake)));
 }
 
 /**
@@ -50,13 +50,13 @@ export function readStakes(
  * whose reads the contract refuses there has none (undefined): its own block will say why.
  */
 export function tryReadStakes(
-  memo: ViewMemo,
+  blockReads: BlockReads,
   contracts: StakerContracts,
   stakes: readonly StakeAtBlock[],
 ): Promise<(StakeReads | undefined)[]> {
   return Promise.all(
     stakes.map((stake) =>
-      readStake(memo, contracts, stake).catch((error: unknown) => {
+      readStake(blockReads, contracts, stake).catch((error: unknown) => {
         if (error instanceof ReadReverted) return undefined;
         throw error;
       }),
@@ -65,21 +65,21 @@ export function tryReadStakes(
 }
 
 function readStake(
-  memo: ViewMemo,
+  blockReads: BlockReads,
   contracts: StakerContracts,
   stake: StakeAtBlock,
 ): Promise<StakeReads> {
   return stake.season === 1
-    ? readS1Stake(memo, contracts, stake)
-    : readS2Stake(memo, contracts, stake);
+    ? readS1Stake(blockReads, contracts, stake)
+    : readS2Stake(blockReads, contracts, stake);
 }
 
 async function readS2Stake(
-  memo: ViewMemo,
+  blockReads: BlockReads,
   contracts: StakerContracts,
   stake: StakeAtBlock,
 ): Promise<StakeReads> {
-  const [, timelockEndTime, points] = await memo.read({
+  const [, timelockEndTime, points] = await blockReads.read({
     address: contracts.staker,
     abi: stakerAbi,
     functionName: "stakedS2",
@@ -91,13 +91,13 @@ async function readS2Stake(
 }
 
 async function readS1Stake(
-  memo: ViewMemo,
+  blockReads: BlockReads,
   contracts: StakerContracts,
   stake: StakeAtBlock,
 ): Promise<StakeReads> {
   const block = { blockNumber: stake.blockNumber, blockHash: stake.blockHash };
   const componentVaultId = stake.componentVaultId ?? 0n;
-  const entry = memo.read({
+  const entry = blockReads.read({
     address: contracts.staker,
     abi: stakerAbi,
     functionName: "stakedS1",
@@ -106,7 +106,7 @@ async function readS1Stake(
   });
   const [[, timelockEndTime, points, stakedVaultId, hasVault], configuration] = await Promise.all([
     entry,
-    readS1Configuration(memo, contracts, {
+    readS1Configuration(blockReads, contracts, {
       citizenId: stake.citizenId,
       componentVaultId,
       // The staked vault counts only without a component vault: read from the entry, in the
@@ -139,18 +139,18 @@ export interface ConfigurationAtBlock extends BlockAt {
 
 /**
  * The configuration figures of each S1 stake at the block given, without its entry: another
- * block's state (the one before the stake's, or the memo's state override: a transaction's
+ * block's state (the one before the stake's, or the reader's state override: a transaction's
  * prestate) to check against the points its own block shows. A stake whose reads the contract
  * refuses there (a citizen that did not exist yet) has none (undefined).
  */
 export function tryReadConfigurations(
-  memo: ViewMemo,
+  blockReads: BlockReads,
   contracts: StakerContracts,
   stakes: readonly ConfigurationAtBlock[],
 ): Promise<(StakeConfiguration | undefined)[]> {
   return Promise.all(
     stakes.map((stake) =>
-      readS1Configuration(memo, contracts, stake).catch((error: unknown) => {
+      readS1Configuration(blockReads, contracts, stake).catch((error: unknown) => {
         if (error instanceof ReadReverted) return undefined;
         throw error;
       }),
@@ -159,32 +159,32 @@ export function tryReadConfigurations(
 }
 
 async function readS1Configuration(
-  memo: ViewMemo,
+  blockReads: BlockReads,
   contracts: StakerContracts,
   stake: Omit<ConfigurationAtBlock, "vaultId"> & { vaultId: bigint | Promise<bigint> },
 ): Promise<StakeConfiguration> {
   const block = { blockNumber: stake.blockNumber, blockHash: stake.blockHash };
   const at = { address: contracts.staker, abi: stakerAbi, ...block } as const;
   const [creditYield, handMultiplier, vaultId] = await Promise.all([
-    memo.read({
+    blockReads.read({
       ...at,
       functionName: "getCreditYield",
       args: [stake.citizenId, stake.componentVaultId],
     }),
-    memo.read({ ...at, functionName: "vaultCreditMultiplier", args: ["?"] }),
+    blockReads.read({ ...at, functionName: "vaultCreditMultiplier", args: ["?"] }),
     stake.vaultId,
   ]);
   const [identityPoints, configuredVaultMultiplier, vaultCreditMultiplier] = await Promise.all([
-    memo.read({ ...at, functionName: "identityCreditPoints", args: [creditYield] }),
+    blockReads.read({ ...at, functionName: "identityCreditPoints", args: [creditYield] }),
     vaultId !== 0n
-      ? memo.read({
+      ? blockReads.read({
           ...at,
           functionName: "getConfiguredVaultMultiplier",
           args: [vaultId],
         })
       : undefined,
     vaultId !== 0n
-      ? memo.read({
+      ? blockReads.read({
           address: contracts.vault,
           abi: vaultAbi,
           functionName: "getCreditMultiplier",

@@ -5,11 +5,11 @@
 import type { Block, Hex, PublicClient } from "viem";
 import type { CitizenRow, CitizenStakeRow, StakerEventRow } from "../../db/schema.ts";
 import type { BlockAt } from "../chain/block-pin.ts";
+import { createBlockReads } from "../chain/block-reads.ts";
 import { type CitizenKey, readCitizens } from "../chain/citizen-reads.ts";
 import { readHandFlag } from "../chain/hand-flag.ts";
 import type { StakerLog } from "../chain/logs.ts";
 import { readStakes, tryReadStakes } from "../chain/stake-reads.ts";
-import { ViewMemo } from "../chain/view-memo.ts";
 import { citizenRowOf } from "../project/citizen-row.ts";
 import type { Season } from "../project/event-rows.ts";
 import { readBlocks, type StakeContext } from "../project/stake-context.ts";
@@ -77,7 +77,7 @@ export async function stakeFacts(
     blockHashes: Map<bigint, string>;
   },
 ): Promise<CitizenStakeRow[]> {
-  const memo = new ViewMemo(deps.client);
+  const blockReads = createBlockReads(deps.client);
   const blocks = readBlocks(chunk.stakeEvents, pinnableContexts(chunk.contexts, chunk.blockHashes));
   const stakes = chunk.stakeEvents.map((event, i) => ({
     event,
@@ -95,7 +95,7 @@ export async function stakeFacts(
   });
   const readLater = stakes.filter((stake) => stake.readBlock !== undefined);
   const laterReads = await tryReadStakes(
-    memo,
+    blockReads,
     deps.contracts,
     readLater.map((stake) => stakeAt(stake, stake.readBlock!)),
   );
@@ -117,13 +117,13 @@ export async function stakeFacts(
   );
   const unproven = stakes.filter((_, i) => !proofs[i]!.proven);
   const ownReads = await readStakes(
-    memo,
+    blockReads,
     deps.contracts,
     unproven.map((stake) => stakeAt(stake, stake.event.blockNumber)),
   );
   const explained = await explainConfigurations(
     deps,
-    memo,
+    blockReads,
     unproven.map((stake, i) => ({
       ...stake,
       reads: ownReads[i]!,

@@ -1,5 +1,6 @@
 import type { Block, Hash, Hex, PublicClient } from "viem";
 import type { CitizenRow, StakerEventRow } from "../../db/schema.ts";
+import { type BlockReads, createBlockReads } from "../chain/block-reads.ts";
 import type { StakerContracts } from "../chain/contracts.ts";
 import { PrestateUnavailable, readPrestate } from "../chain/stake-prestate.ts";
 import {
@@ -8,7 +9,6 @@ import {
   type StakeReads,
   tryReadConfigurations,
 } from "../chain/stake-reads.ts";
-import { ViewMemo } from "../chain/view-memo.ts";
 import { splitOption } from "../project/event-rows.ts";
 import { type ConfigurationRead, effectiveVault, figuresExplain } from "../project/stake-facts.ts";
 
@@ -43,7 +43,7 @@ export interface ExplainedReads {
  */
 export async function explainConfigurations(
   deps: { client: PublicClient; contracts: StakerContracts },
-  memo: ViewMemo,
+  blockReads: BlockReads,
   stakes: readonly StakeAsRead[],
   headers: ReadonlyMap<bigint, Block>,
 ): Promise<ExplainedReads[]> {
@@ -79,7 +79,7 @@ export async function explainConfigurations(
     return true;
   };
 
-  const before = await tryReadConfigurations(memo, deps.contracts, open.map(atParent));
+  const before = await tryReadConfigurations(blockReads, deps.contracts, open.map(atParent));
   const unsettled = open.filter((i, k) => !settle(i, before[k], "parent"));
 
   const byTransaction = Map.groupBy(unsettled, (i) => stakes[i]!.event.transactionHash as Hash);
@@ -92,7 +92,7 @@ export async function explainConfigurations(
         if (error instanceof PrestateUnavailable) return;
         throw error;
       }
-      const replayed = new ViewMemo(deps.client, prestate);
+      const replayed = createBlockReads(deps.client, { stateOverride: prestate });
       const found = await tryReadConfigurations(replayed, deps.contracts, indices.map(atParent));
       for (const [k, i] of indices.entries()) settle(i, found[k], "trace");
     }),

@@ -3,7 +3,7 @@ import { and, min, sql } from "drizzle-orm";
 import { type Address, formatUnits } from "viem";
 import { mainnetStakerAbi as stakerAbi } from "../../contracts/generated/MainnetStaker.ts";
 import { indexerCheckpoints, stakerEvents } from "../../db/schema.ts";
-import { readUnbatched } from "../../indexer/chain/unbatched-read.ts";
+import { createBlockReads } from "../../indexer/chain/block-reads.ts";
 import { citizenStakers } from "../../ops/verify.ts";
 import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
 import { type IndexedDevnet, indexDevnet } from "../support/indexer.ts";
@@ -83,7 +83,7 @@ describe("answers as of a block", () => {
   });
 
   const positionsAt = (wallet: string, at: bigint) =>
-    readUnbatched(indexer.indexer.client, {
+    createBlockReads(indexer.indexer.client, { batching: "alone" }).read({
       address: devnet.deployment.addresses.staker,
       abi: stakerAbi,
       functionName: "getStakerPositions",

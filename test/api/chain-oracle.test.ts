@@ -3,7 +3,7 @@ import { and, eq } from "drizzle-orm";
 import { type Address, formatUnits } from "viem";
 import { mainnetStakerAbi as stakerAbi } from "../../contracts/generated/MainnetStaker.ts";
 import { stakedCitizens, stakerEvents } from "../../db/schema.ts";
-import { readUnbatched } from "../../indexer/chain/unbatched-read.ts";
+import { createBlockReads } from "../../indexer/chain/block-reads.ts";
 import { citizenStakers } from "../../ops/verify.ts";
 import { type IndexedDevnet, indexDevnet } from "../support/indexer.ts";
 import { type ScenarioChain, startScenarioChain } from "../support/scenario-chain.ts";
@@ -50,7 +50,7 @@ describe("the API agrees with the staker's own views", () => {
   });
 
   const positionsOf = (wallet: string) =>
-    readUnbatched(indexer.indexer.client, {
+    createBlockReads(indexer.indexer.client, { batching: "alone" }).read({
       address: devnet.deployment.addresses.staker,
       abi: stakerAbi,
       functionName: "getStakerPositions",

@@ -23,6 +23,7 @@ import {
 import { type AnvilNode, freePort, startAnvil } from "../../devnet/anvil.ts";
 import { createDevnetClient, type DevnetClient } from "../../devnet/client.ts";
 import { DEVNET_DEPLOYER, type DevnetDeployment, deployDevnet } from "../../devnet/deploy.ts";
+import { createBlockReads } from "../../indexer/chain/block-reads.ts";
 import {
   type CallFailure,
   classifyCallFailure,
@@ -31,8 +32,6 @@ import {
 import { readCitizens } from "../../indexer/chain/citizen-reads.ts";
 import { createChainClient } from "../../indexer/chain/client.ts";
 import { s1CitizenAbi } from "../../indexer/chain/token-abis.ts";
-import { readUnbatched } from "../../indexer/chain/unbatched-read.ts";
-import { readView } from "../../indexer/chain/view-read.ts";
 import { metadataOf } from "../../indexer/project/citizen-row.ts";
 import { startLyingNode } from "../support/lying-node.ts";
 import { type RpcErrorAnswer, startRpcFaultProxy } from "../support/rpc-fault-proxy.ts";
@@ -184,7 +183,7 @@ const batchedTokenUri = (
     blockNumber: block,
   });
 
-/** As indexer/chain/unbatched-read.ts sends it, before that module's own classification. */
+/** As a read alone (indexer/chain/block-reads.ts) sends it, before its own classification. */
 const unbatchedTokenUri = (client: PublicClient, id: bigint) =>
   client.call({
     to: deployment.addresses.s1Citizen,
@@ -314,17 +313,17 @@ describe("a tokenURI that refuses is a revert on both read paths", () => {
       "AbiDecodingZeroDataError",
     ]);
     expect(classifyCallFailure(batched)).toEqual({ reverted: true, reason: "returned no data" });
-    const unbatched = await failureOf(readUnbatched(chain, request));
+    const unbatched = await failureOf(createBlockReads(chain, { batching: "alone" }).read(request));
     expect(unbatched).toBeInstanceOf(ReadReverted);
     expect((unbatched as ReadReverted).reason).toBe("returned no data");
   });
 });
 
 describe("the chain layer's reads throw ReadReverted naming the call", () => {
-  test("readUnbatched: tokenURI with a reason", async () => {
+  test("a read alone: tokenURI with a reason", async () => {
     const id = s1CitizenWith(Fault.REVERT_REASON);
     const error = await failureOf(
-      readUnbatched(chain, {
+      createBlockReads(chain, { batching: "alone" }).read({
         address: deployment.addresses.s1Citizen,
         abi: s1CitizenAbi,
         functionName: "tokenURI",
@@ -347,9 +346,9 @@ describe("the chain layer's reads throw ReadReverted naming the call", () => {
     );
   });
 
-  test("readView: a getClass the points depend on", async () => {
+  test("a batched read: a getClass the points depend on", async () => {
     const error = await failureOf(
-      readView(chain, {
+      createBlockReads(chain).read({
         address: deployment.addresses.identity,
         abi: fixtureIdentityAbi,
         functionName: "getClass",
@@ -395,7 +394,7 @@ describe("the chain layer's reads throw ReadReverted naming the call", () => {
 });
 
 describe("reads named by block hash throw the same ReadReverted", () => {
-  test("readView, readUnbatched and readCitizens at the block's hash", async () => {
+  test("batched reads, reads alone and readCitizens at the block's hash", async () => {
     const lying = startLyingNode(node.rpcUrl);
     try {
       const client = createChainClient(lying.url);
@@ -404,7 +403,7 @@ describe("reads named by block hash throw the same ReadReverted", () => {
         blockHash: (await chain.getBlock({ blockNumber: block })).hash,
       };
       const getClass = await failureOf(
-        readView(client, {
+        createBlockReads(client).read({
           address: deployment.addresses.identity,
           abi: fixtureIdentityAbi,
           functionName: "getClass",
@@ -415,7 +414,7 @@ describe("reads named by block hash throw the same ReadReverted", () => {
       expect(getClass).toBeInstanceOf(ReadReverted);
       expect((getClass as ReadReverted).reason).toBe("Identity: class unavailable");
       const tokenUri = await failureOf(
-        readUnbatched(client, {
+        createBlockReads(client, { batching: "alone" }).read({
           address: deployment.addresses.s1Citizen,
           abi: s1CitizenAbi,
           functionName: "tokenURI",

@@ -2,13 +2,14 @@
  * Token URIs are read many to an eth_call (indexer/chain/static-call-batch.ts), and a metadata
  * contract that reverts, answers garbage or halts must cost no healthy citizen its metadata and
  * leave the same failure records the single-call path leaves. The oracle for every reading is
- * that single call (readUnbatched), made beside the batch against the same node and block.
+ * that single call (a read alone, block-reads.ts), made beside the batch against the same node and block.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { decodeFunctionResult, encodeFunctionData, type Hex, type PublicClient } from "viem";
 import { type AnvilNode, startAnvil } from "../../devnet/anvil.ts";
 import { createDevnetClient, type DevnetClient } from "../../devnet/client.ts";
 import { type DevnetDeployment, deployDevnet } from "../../devnet/deploy.ts";
+import { createBlockReads } from "../../indexer/chain/block-reads.ts";
 import { classifyCallFailure, ReadReverted } from "../../indexer/chain/call-failure.ts";
 import {
   type CitizenKey,
@@ -24,8 +25,6 @@ import {
   type StaticCall,
 } from "../../indexer/chain/static-call-batch.ts";
 import { identityAbi, s1CitizenAbi, s2CitizenAbi } from "../../indexer/chain/token-abis.ts";
-import { readUnbatched } from "../../indexer/chain/unbatched-read.ts";
-import { readView } from "../../indexer/chain/view-read.ts";
 import { metadataOf } from "../../indexer/project/citizen-row.ts";
 import { startRpcFaultProxy } from "../support/rpc-fault-proxy.ts";
 import { stakingActions } from "../support/staking.ts";
@@ -110,7 +109,7 @@ const citizenAddress = (key: CitizenKey) =>
 async function readAlone(key: CitizenKey, at = block): Promise<TokenUriReading> {
   try {
     return {
-      uri: await readUnbatched(oracle, {
+      uri: await createBlockReads(oracle, { batching: "alone" }).read({
         address: citizenAddress(key),
         abi: s1CitizenAbi,
         functionName: "tokenURI",
@@ -137,14 +136,15 @@ function interleave(healthy: CitizenKey[], broken: CitizenKey[]): CitizenKey[] {
   return healthy.flatMap((key, i) => (i < broken.length ? [key, broken[i]!] : [key]));
 }
 
-/** Each component getter of a citizen read alone through readView (the path they all took before). */
+/** Each component getter of a citizen read alone, in an eth_call of its own. */
 async function componentsAlone(client: PublicClient, key: CitizenKey) {
   const at = { blockNumber: block };
+  const reads = createBlockReads(client, { batching: "alone" });
   const address = citizenAddress(key);
   const abi = key.season === 1 ? s1CitizenAbi : s2CitizenAbi;
   const read = (
     functionName: "getIdentityIdOfTokenId" | "getItemCacheIdOfTokenId" | "getLandDeedIdOfTokenId",
-  ) => readView(client, { address, abi, functionName, args: [key.citizenId], ...at });
+  ) => reads.read({ address, abi, functionName, args: [key.citizenId], ...at });
   const identityId = await read("getIdentityIdOfTokenId");
   const common = {
     season: key.season,
@@ -155,12 +155,12 @@ async function componentsAlone(client: PublicClient, key: CitizenKey) {
   };
   if (key.season === 2) return common;
   const s1 = (functionName: "getVaultIdOfTokenId" | "getRewardRateOfTokenId") =>
-    readView(client, { address, abi: s1CitizenAbi, functionName, args: [key.citizenId], ...at });
+    reads.read({ address, abi: s1CitizenAbi, functionName, args: [key.citizenId], ...at });
   return {
     ...common,
     componentVaultId: await s1("getVaultIdOfTokenId"),
     rewardRate: await s1("getRewardRateOfTokenId"),
-    identityClass: await readView(client, {
+    identityClass: await reads.read({
       address: deployment.addresses.identity,
       abi: identityAbi,
       functionName: "getClass",

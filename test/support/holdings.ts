@@ -4,9 +4,9 @@
  */
 import { type Address, formatUnits } from "viem";
 import { mainnetStakerAbi as stakerAbi } from "../../contracts/generated/MainnetStaker.ts";
-import { readUnbatched } from "../../indexer/chain/unbatched-read.ts";
+import { createBlockReads } from "../../indexer/chain/block-reads.ts";
 
-type ReadClient = Parameters<typeof readUnbatched>[0];
+type ReadClient = Parameters<typeof createBlockReads>[0];
 
 /** A citizen's record as the API serves it, the fields compared. */
 export type ApiRecord = {
@@ -24,7 +24,7 @@ export async function chainHolding(
   wallet: string,
   block: bigint,
 ): Promise<Map<string, string>> {
-  const positions = await readUnbatched(client, {
+  const positions = await createBlockReads(client, { batching: "alone" }).read({
     address: staker,
     abi: stakerAbi,
     functionName: "getStakerPositions",

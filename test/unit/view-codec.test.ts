@@ -1,5 +1,5 @@
 /**
- * The bulk reads' answers decoded by slicing (indexer/chain/batched-views.ts) give what viem's
+ * The bulk reads' answers decoded by slicing (indexer/chain/view-codec.ts) give what viem's
  * decodeFunctionResult gives, and an answer of any other layout is left to the single read.
  */
 import { describe, expect, test } from "bun:test";
@@ -12,27 +12,23 @@ import {
   maxUint256,
 } from "viem";
 import { mainnetStakerAbi as stakerAbi } from "../../contracts/generated/MainnetStaker.ts";
-import { type BatchedView, decodeView } from "../../indexer/chain/batched-views.ts";
 import { identityAbi, s1CitizenAbi, vaultAbi } from "../../indexer/chain/token-abis.ts";
+import { decodeView, type ViewCall } from "../../indexer/chain/view-codec.ts";
 
 const to: Address = "0x00000000000000000000000000000000000c4a11";
-const view = (
-  abi: BatchedView["abi"],
-  functionName: string,
-  args: readonly unknown[],
-): BatchedView => ({
+const view = (abi: ViewCall["abi"], functionName: string, args: readonly unknown[]): ViewCall => ({
   address: to,
   abi,
   functionName,
   args,
 });
-const answer = (call: BatchedView, values: readonly unknown[]) => {
+const answer = (call: ViewCall, values: readonly unknown[]) => {
   const item = getAbiItem({ abi: call.abi, name: call.functionName }) as unknown as {
     outputs: never;
   };
   return encodeAbiParameters(item.outputs, values as never);
 };
-const viemOf = (call: BatchedView, data: Hex) =>
+const viemOf = (call: ViewCall, data: Hex) =>
   decodeFunctionResult({ ...call, data } as never) as unknown;
 
 const stakedS1 = view(stakerAbi, "stakedS1", [to, 1n]);
@@ -43,13 +39,13 @@ const rate = view(s1CitizenAbi, "getRewardRateOfTokenId", [1n]);
 
 describe("decodeView", () => {
   test("words and strings decode as viem decodes them", () => {
-    const cases: [BatchedView, unknown[]][] = [
+    const cases: [ViewCall, unknown[]][] = [
       [stakedS1, [0n, 1n, maxUint256, 12345n, true]],
       [stakedS1, [7n, 0n, 0n, 0n, false]],
       [rate, [maxUint256]],
       [rate, [0n]],
       ...["", "Warrior", "x".repeat(32), "y".repeat(33), "Ünïcødé ☃ 🌸", "a\u0000b"].flatMap(
-        (text): [BatchedView, unknown[]][] => [
+        (text): [ViewCall, unknown[]][] => [
           [getClass, [text]],
           [creditYield, [text]],
           [multiplier, [text]],
@@ -74,7 +70,7 @@ describe("decodeView", () => {
       [getClass, "0x"],
       [getClass, text.slice(0, -64)],
       [getClass, `0x${"0".repeat(62)}40${text.slice(66)}`],
-    ] as [BatchedView, Hex][]) {
+    ] as [ViewCall, Hex][]) {
       expect(decodeView(call, data)).toBeUndefined();
     }
   });
