@@ -13,6 +13,7 @@ import { checkPostgres, checkRpc } from "../lib/connection-checks.ts";
 import { failAndExit, Unreachable } from "../lib/fail.ts";
 import { claimPort, EXCLUSIVE_PORT, explainListenError } from "../lib/listen.ts";
 import { logger } from "../lib/log.ts";
+import { listenForMetrics, type MetricsEndpoint } from "../lib/metrics-server.ts";
 import { closeOnSignal } from "../lib/shutdown.ts";
 import { createApp } from "./app.ts";
 import { openConnections } from "./connections.ts";
@@ -107,6 +108,21 @@ export async function runApi({ migrate }: { migrate: boolean }): Promise<void> {
     failAndExit(explainListenError(error, where));
   }
 
+  // Each of several processes answers a scrape on the shared port with its own figures only, so
+  // each also serves them on a port of its own, METRICS_PORT + its slot, when that is set.
+  let metrics: MetricsEndpoint | undefined;
+  if (processSlot !== undefined && config.metrics.port !== undefined) {
+    try {
+      metrics = listenForMetrics(config.metrics.host, config.metrics.port + processSlot);
+    } catch (error) {
+      await app.stop();
+      await connections.close();
+      failAndExit(error);
+    }
+    // A host name of at least 4 letters: Elysia looks for the path from the URL's 12th character.
+    metrics.serve(async () => (await app.handle(new Request("http://localhost/metrics"))).text());
+  }
+
   const others =
     processSlot === 0
       ? startApiProcesses({ count: processes, port: app.server!.port!, log })
@@ -114,6 +130,7 @@ export async function runApi({ migrate }: { migrate: boolean }): Promise<void> {
   closeOnSignal(
     async () => {
       const othersStopped = others?.stop();
+      metrics?.stop();
       // Streams never finish by themselves; a graceful stop would wait for them.
       app.decorator.closeStreams();
       await app.stop();

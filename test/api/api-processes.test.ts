@@ -190,6 +190,33 @@ describe("API processes sharing one port", () => {
   };
 
   test(
+    "with METRICS_PORT each process serves its own figures on METRICS_PORT + its slot",
+    async () => {
+      const [port, metricsPort] = await Promise.all([freePort(), freePort()]);
+      const api = startCommand(
+        ["api/main.ts"],
+        settings(port, { METRICS_PORT: String(metricsPort), METRICS_HOST: "127.0.0.1" }),
+      );
+      started.push(api);
+      await api.waitForLine(/"processSlot":1,.*"msg":"listening"/, 2 * LOADED_MACHINE_MS);
+      const { token } = await createToken(harness.db, "metrics");
+      for (let i = 0; i < 3; i++) await getFrom("1", port, CITIZEN, token);
+      const scrape = async (slot: number) =>
+        (await fetch(`http://127.0.0.1:${metricsPort + slot}/metrics`)).text();
+      const [first, second] = await Promise.all([scrape(0), scrape(1)]);
+      expect(first).toContain('citizen_staking_api_cache_max_entries{api_process="0"}');
+      expect(first).not.toContain('api_process="1"');
+      // The requests slot 1 answered are counted in its own figures only.
+      const answered =
+        /citizen_staking_api_requests_total\{[^}]*route="\/v1\/staking\/citizens\/s1\/:id"[^}]*api_process="1"[^}]*\} (\d+)/;
+      expect(Number(answered.exec(second)?.[1])).toBe(3);
+      expect(answered.exec(first)).toBeNull();
+      expect(await api.stop()).toBe(0);
+    },
+    6 * LOADED_MACHINE_MS,
+  );
+
+  test(
     "the first process killed -9 leaves no other running",
     async () => {
       const { api } = await startApi();

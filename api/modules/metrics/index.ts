@@ -30,9 +30,8 @@ export interface MetricsDependencies {
   chainHead?: () => Promise<bigint>;
   /**
    * Which of the API processes sharing the port this is (api/processes.ts). Each process counts
-   * its own requests, cache and pools, and a scrape is answered by whichever process the kernel
-   * hands the connection: every series then carries `api_process`, so per-process counters do not
-   * seem to reset as scrapes land on different processes.
+   * its own requests, cache and pools (server.ts also serves them on METRICS_PORT + the slot), so
+   * every series carries `api_process`: the processes' series stay apart when added up.
    */
   processSlot?: number;
 }
