@@ -56,6 +56,11 @@ export interface ApiSettings {
   stream?: Partial<StreamSettings>;
   /** How often tokens' last use goes to Postgres (modules/auth/usage.ts); a minute otherwise. */
   tokenUsageFlushMs?: number;
+  /**
+   * Which of the API processes sharing the port this is (0 the first; api/processes.ts); unset
+   * when it is the only one. Its stream leases and its metrics carry it.
+   */
+  processSlot?: number;
 }
 
 export interface AppDependencies {
@@ -87,6 +92,12 @@ export interface AppDependencies {
   watchRevokedTokens?: (onRevoked: (tokenId?: number) => void) => void;
   log?: Logger;
 }
+
+/**
+ * Which of the API processes sharing the port answered (API_PROCESSES above 1 only), so an
+ * operator can tell a slow or failing process from its peers.
+ */
+export const API_PROCESS_HEADER = "x-api-process";
 
 /** The length of a request URL's path and query (its origin left out). */
 function targetOctets(url: string): number {
@@ -149,6 +160,7 @@ export function createApp({
   }
 
   const corsOrigins = settings.corsOrigins ?? [];
+  const processSlot = settings.processSlot === undefined ? undefined : String(settings.processSlot);
   // onError reaches only the routes added after it: the modules that answer problems follow it.
   return new Elysia()
     .use(
@@ -171,12 +183,13 @@ export function createApp({
           }),
     )
     .onStop(() => Promise.all([limiter.close(), usage.close()]))
-    .onRequest(({ request }) => {
+    .onRequest(({ request, set }) => {
+      if (processSlot !== undefined) set.headers[API_PROCESS_HEADER] = processSlot;
       const octets = targetOctets(request.url);
       if (octets > MAX_TARGET_OCTETS) throw new UriTooLong(octets);
     })
     .use(accessLog(log))
-    .use(metricsModule({ db, reads, cache, chainHead }))
+    .use(metricsModule({ db, reads, cache, chainHead, processSlot: settings.processSlot }))
     .onError(async ({ code, error, request, set }) => {
       let problem = toProblem(code, error, request.method);
       if (problem instanceof BadParameter && !judged(set)) {
@@ -225,6 +238,7 @@ export function createApp({
         watchIndexedBlock,
         watchRevokedTokens,
         settings: settings.stream,
+        processSlot: settings.processSlot,
         log,
       }),
     );

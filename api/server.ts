@@ -3,23 +3,28 @@
  * config, optionally creates and migrates the database, listens, and on SIGTERM/SIGINT stops
  * taking requests, closes the pools and exits 0. A database that is wrong (missing, unknown role)
  * or a port that is taken stops it with one line; Postgres or the node being away does not: it
- * serves 503 and /readyz says why until they answer.
+ * serves 503 and /readyz says why until they answer. With API_PROCESSES above 1 this first
+ * process also starts and supervises the others on the same port (processes.ts).
  */
 import { createPublicClient, http } from "viem";
 import { ensureDatabase, runMigrations } from "../db/migrate.ts";
 import { config } from "../lib/config.ts";
 import { checkPostgres, checkRpc } from "../lib/connection-checks.ts";
 import { failAndExit, Unreachable } from "../lib/fail.ts";
-import { EXCLUSIVE_PORT, explainListenError } from "../lib/listen.ts";
+import { claimPort, EXCLUSIVE_PORT, explainListenError } from "../lib/listen.ts";
 import { logger } from "../lib/log.ts";
+import { listenForMetrics, type MetricsEndpoint } from "../lib/metrics-server.ts";
 import { closeOnSignal } from "../lib/shutdown.ts";
 import { createApp } from "./app.ts";
 import { openConnections } from "./connections.ts";
-
-const log = logger("api");
+import { startApiProcesses, stopWithFirstProcess } from "./processes.ts";
 
 export async function runApi({ migrate }: { migrate: boolean }): Promise<void> {
-  const { databaseReadUrl } = config.api;
+  const { databaseReadUrl, processes, processSlot: startedAs } = config.api;
+  // The first of several processes is slot 0; the only one has none (nothing changes for it).
+  const processSlot = processes > 1 ? (startedAs ?? 0) : undefined;
+  const log = processSlot === undefined ? logger("api") : logger("api").child({ processSlot });
+  if (startedAs !== undefined) stopWithFirstProcess();
   const [database, replica, node] = await Promise.allSettled([
     checkPostgres(config.databaseUrl, { databaseMayBeMissing: migrate, primary: true }),
     databaseReadUrl === undefined
@@ -79,6 +84,7 @@ export async function runApi({ migrate }: { migrate: boolean }): Promise<void> {
       imageTemplateS2: config.api.imageTemplateS2,
       corsOrigins: config.api.corsOrigins,
       responseCacheEntries: config.api.responseCacheEntries,
+      processSlot,
       stream: {
         maxPerToken: config.api.streamsPerToken,
         idleMs:
@@ -88,27 +94,49 @@ export async function runApi({ migrate }: { migrate: boolean }): Promise<void> {
       },
     },
   });
+  const where = { hostname: config.api.host, port: config.api.port, setting: "PORT" };
   try {
-    app.listen({ hostname: config.api.host, port: config.api.port, ...EXCLUSIVE_PORT });
+    if (processSlot === undefined) {
+      app.listen({ hostname: where.hostname, port: where.port, ...EXCLUSIVE_PORT });
+    } else {
+      // The first process checks that nothing else holds the port; the others join it.
+      const port = startedAs === undefined ? claimPort(where) : where.port;
+      app.listen({ hostname: where.hostname, port, reusePort: true });
+    }
   } catch (error) {
     await connections.close();
-    failAndExit(
-      explainListenError(error, {
-        hostname: config.api.host,
-        port: config.api.port,
-        setting: "PORT",
-      }),
-    );
+    failAndExit(explainListenError(error, where));
   }
 
+  // Each of several processes answers a scrape on the shared port with its own figures only, so
+  // each also serves them on a port of its own, METRICS_PORT + its slot, when that is set.
+  let metrics: MetricsEndpoint | undefined;
+  if (processSlot !== undefined && config.metrics.port !== undefined) {
+    try {
+      metrics = listenForMetrics(config.metrics.host, config.metrics.port + processSlot);
+    } catch (error) {
+      await app.stop();
+      await connections.close();
+      failAndExit(error);
+    }
+    // A host name of at least 4 letters: Elysia looks for the path from the URL's 12th character.
+    metrics.serve(async () => (await app.handle(new Request("http://localhost/metrics"))).text());
+  }
+
+  const others =
+    processSlot === 0
+      ? startApiProcesses({ count: processes, port: app.server!.port!, log })
+      : undefined;
   closeOnSignal(
     async () => {
+      const othersStopped = others?.stop();
+      metrics?.stop();
       // Streams never finish by themselves; a graceful stop would wait for them.
       app.decorator.closeStreams();
       await app.stop();
-      await connections.close();
+      await Promise.all([connections.close(), othersStopped]);
     },
     { log },
   );
-  log.info({ host: config.api.host, port: app.server?.port }, "listening");
+  log.info({ host: config.api.host, port: app.server?.port, pid: process.pid }, "listening");
 }

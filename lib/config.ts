@@ -308,6 +308,17 @@ function load() {
       host: text("HOST", "127.0.0.1"),
       port: integer("PORT", 3000),
       /**
+       * API processes sharing PORT on this host (SO_REUSEPORT, Linux): the first starts the
+       * others and restarts any that dies (api/processes.ts). One process uses one core at most
+       * (docs/performance.md).
+       */
+      processes: optionalInteger("API_PROCESSES", 1, 256) ?? 1,
+      /**
+       * Set by the first API process on the others it starts (1..API_PROCESSES-1), never by an
+       * operator: which of them this is, so each keeps its own name for the stream leases.
+       */
+      processSlot: optionalInteger("API_PROCESS_SLOT", 1, 255),
+      /**
        * Connections of the API's read pool (and at most as many for the rest). One connection
        * pipelines every query: on a quiet 2-core host one made 23.6k req/s against 14.9k with
        * four (bench/api.ts runs both); four won only while other work crowded the cores. Raise it

@@ -215,6 +215,23 @@ describe("the compiled binary, alone", () => {
     }
   });
 
+  test("API_PROCESSES=2 starts its second process from the binary itself", async () => {
+    expect((await run(["migrate"])).code).toBe(0);
+    const port = await freePort();
+    const api = start(["api"], { HOST: "127.0.0.1", PORT: String(port), API_PROCESSES: "2" });
+    await api.waitForLine(/"processSlot":1,.*"msg":"listening"/, 60_000);
+    const answered = new Set<string | null>();
+    for (let i = 0; i < 200 && answered.size < 2; i++) {
+      const response = await fetch(`http://127.0.0.1:${port}/healthz`, {
+        headers: { connection: "close" },
+      });
+      expect(response.status).toBe(200);
+      answered.add(response.headers.get("x-api-process"));
+    }
+    expect([...answered].sort()).toEqual(["0", "1"]);
+    expect(await api.stop()).toBe(0);
+  });
+
   test("--help and status print nothing on stderr", async () => {
     const [help, status] = await Promise.all([run(["--help"]), run(["status"])]);
     expect({ code: help.code, stderr: help.stderr }).toEqual({ code: 0, stderr: "" });

@@ -28,10 +28,17 @@ export interface MetricsDependencies {
   cache: ResponseCache;
   /** The node's head (the one /readyz asks); without it the head, lag and node_up are absent. */
   chainHead?: () => Promise<bigint>;
+  /**
+   * Which of the API processes sharing the port this is (api/processes.ts). Each process counts
+   * its own requests, cache and pools (server.ts also serves them on METRICS_PORT + the slot), so
+   * every series carries `api_process`: the processes' series stay apart when added up.
+   */
+  processSlot?: number;
 }
 
-export function metricsModule({ db, reads, cache, chainHead }: MetricsDependencies) {
+export function metricsModule({ db, reads, cache, chainHead, processSlot }: MetricsDependencies) {
   const registry = new Registry();
+  if (processSlot !== undefined) registry.setDefaultLabels({ api_process: String(processSlot) });
   const registers = [registry];
   const readChain = chainGauges({ db, chainHead, registers });
   // Requests are counted here, a Map increment each, and the counter is brought level at each

@@ -79,6 +79,8 @@ export interface StreamDependencies {
   /** A token's id when it is revoked; none when revocations may have been missed. */
   watchRevokedTokens?: (onRevoked: (tokenId?: number) => void) => void;
   settings?: Partial<StreamSettings>;
+  /** Which of the API processes sharing this port this is (config.api.processSlot). */
+  processSlot?: number;
   log: Logger;
 }
 
@@ -99,6 +101,7 @@ export function streamModule({
   watchIndexedBlock,
   watchRevokedTokens,
   settings,
+  processSlot,
   log,
 }: StreamDependencies) {
   // A setting left undefined (its variable unset) keeps the default.
@@ -109,7 +112,13 @@ export function streamModule({
   const service = createStreamService(db, primary);
   const hub = createHub({ service, log });
   watchIndexedBlock?.(() => hub.moved());
-  const slots = createStreamSlots({ redis, keyPrefix, maxPerToken: limits.maxPerToken, log });
+  const slots = createStreamSlots({
+    redis,
+    keyPrefix,
+    maxPerToken: limits.maxPerToken,
+    processSlot,
+    log,
+  });
   const closers = new Set<() => void>();
   /** The open streams of each token, so a revocation ends them. */
   const byToken = new Map<number, Set<() => void>>();

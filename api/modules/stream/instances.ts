@@ -5,9 +5,10 @@
  * lease counts only while its incarnation is in the set, so the streams of a process killed -9
  * stop counting within ALIVE_MS, not at the end of their leases.
  *
- * An instance also has a name, its host and port (`<prefix>:api:instance-names`, name →
- * incarnation): a process restarted on the same host and port replaces its dead incarnation as it
- * registers, so its clients' reconnects are served at once.
+ * An instance also has a name, its host and port, and with API_PROCESSES its process slot
+ * (`<prefix>:api:instance-names`, name → incarnation): a process restarted on the same host, port
+ * and slot replaces its dead incarnation as it registers, so its clients' reconnects are served at
+ * once. Processes sharing a port need the slot: under one name each would replace the other.
  *
  * Times are Redis' own (TIME in the scripts), so hosts' clocks need not agree. Nothing here can
  * refuse a stream wrongly: an instance taken for dead (paused longer than ALIVE_MS, or cut from
@@ -64,12 +65,30 @@ redis.call('ZREM', KEYS[1], ARGV[2])
 if redis.call('HGET', KEYS[2], ARGV[1]) == ARGV[2] then redis.call('HDEL', KEYS[2], ARGV[1]) end
 return 1`;
 
-/** The name of an instance listening on `port`; unique per process when it does not listen. */
-export function instanceName(port: number | undefined, incarnation: string): string {
-  return port === undefined ? incarnation : `${hostname()}:${port}`;
+/**
+ * The name of an instance listening on `port`, as process `slot` of those sharing it (0 or none:
+ * the first, or the only one, named as before API_PROCESSES); unique per process when it does not
+ * listen.
+ */
+export function instanceName(
+  port: number | undefined,
+  incarnation: string,
+  slot: number | undefined,
+): string {
+  if (port === undefined) return incarnation;
+  return slot ? `${hostname()}:${port}#${slot}` : `${hostname()}:${port}`;
 }
 
-export function createInstances({ redis, keyPrefix }: { redis: Redis; keyPrefix: string }) {
+export function createInstances({
+  redis,
+  keyPrefix,
+  slot,
+}: {
+  redis: Redis;
+  keyPrefix: string;
+  /** Which of the processes sharing this port this is (config.api.processSlot). */
+  slot?: number;
+}) {
   const incarnation = randomUUID();
   const keys = [`${keyPrefix}:api:instances`, `${keyPrefix}:api:instance-names`];
   let name: string | undefined;
@@ -88,7 +107,7 @@ export function createInstances({ redis, keyPrefix }: { redis: Redis; keyPrefix:
     scriptArguments,
     /** Starts the heartbeat, once this instance holds streams and knows its port. */
     beat(port: number | undefined) {
-      name ??= instanceName(port, incarnation);
+      name ??= instanceName(port, incarnation, slot);
       if (heartbeat) return;
       heartbeat = setInterval(() => {
         redis.eval(HEARTBEAT, 2, ...scriptArguments()).catch(() => {

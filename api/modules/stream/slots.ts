@@ -4,7 +4,7 @@
  * score = lease end). Opening one drops the leases that ran out and those of instances no longer
  * alive (instances.ts), counts, and adds, in one script; an open stream renews its lease, and
  * closing removes it. A process killed -9 leaves its leases behind: they stop counting once its
- * heartbeat lapses (ALIVE_MS), or at once when it is restarted on the same host and port.
+ * heartbeat lapses (ALIVE_MS), or at once when it is restarted on the same host, port and slot.
  *
  * When Redis does not answer, each instance bounds its own streams instead (as the rate limiter
  * does), so N instances then admit up to N times the bound.
@@ -52,10 +52,12 @@ export function createStreamSlots(input: {
   redis: Redis;
   keyPrefix: string;
   maxPerToken: number;
+  /** Which of the processes sharing this port this is (instances.ts). */
+  processSlot?: number;
   log: Logger;
 }) {
-  const { redis, keyPrefix, maxPerToken, log } = input;
-  const instances = createInstances({ redis, keyPrefix });
+  const { redis, keyPrefix, maxPerToken, processSlot, log } = input;
+  const instances = createInstances({ redis, keyPrefix, slot: processSlot });
   const local = new Map<number, number>();
   const keyOf = (tokenId: number) => `${keyPrefix}:api:streams:${tokenId}`;
 
