@@ -16,6 +16,11 @@ export type Checkpoint = typeof indexerCheckpoints.$inferSelect;
 export interface WriterDeps {
   /** Runs `work` in a transaction under the writers' advisory lock. */
   locked: <T>(work: (tx: Transaction) => Promise<T>) => Promise<T>;
+  /**
+   * The statement that takes the writers' lock (until the transaction ends), unsent: for a
+   * writer that sends it first in one flight with its own statements (range-writes.ts).
+   */
+  writersLock: (tx: Transaction) => ReturnType<Transaction["execute"]>;
   checkpoint: (tx: Transaction) => Promise<Checkpoint | undefined>;
   /** Moves the served data's version (the API's ETags). */
   markDataChanged: (tx: Transaction) => Promise<void>;
@@ -27,9 +32,11 @@ export class CheckpointMismatch extends Error {
 }
 
 export function createCheckpointStore(db: Database) {
+  const writersLock = (tx: Transaction) =>
+    tx.execute(sql`select pg_advisory_xact_lock(hashtext('citizen-staking:index'))`);
   const locked = <T>(work: (tx: Transaction) => Promise<T>) =>
     db.transaction(async (tx) => {
-      await tx.execute(sql`select pg_advisory_xact_lock(hashtext('citizen-staking:index'))`);
+      await writersLock(tx);
       return work(tx);
     });
 
@@ -103,7 +110,7 @@ export function createCheckpointStore(db: Database) {
       .where(sql`coalesce(${indexerCheckpoints.finalizedBlock}, -1) < ${block}`);
   }
 
-  const writer: WriterDeps = { locked, checkpoint, markDataChanged };
+  const writer: WriterDeps = { locked, writersLock, checkpoint, markDataChanged };
   return {
     writer,
     checkpoint: () => checkpoint(),

@@ -33,7 +33,12 @@ const updatedColumns = sql.join(
  */
 export async function projectHistory(tx: Transaction, after: bigint, to: bigint) {
   if (to <= after) return;
-  await tx.execute(sql`select project_staked_citizens(${after}::bigint, ${to}::bigint)`);
+  await tx.execute(projectHistoryStatement(after, to));
+}
+
+/** projectHistory's statement, for a flight of statements (`to` above `after`). */
+export function projectHistoryStatement(after: bigint, to: bigint) {
+  return sql`select project_staked_citizens(${after}::bigint, ${to}::bigint)`;
 }
 
 /**

@@ -26,10 +26,12 @@ import {
   type StakerEventRow,
   stakerEvents,
 } from "../../db/schema.ts";
-import type { WriterDeps } from "./checkpoint.ts";
+import type { Checkpoint, WriterDeps } from "./checkpoint.ts";
+import { inOneFlight, type PreparedStatement, preparedSql } from "./flight.ts";
 import {
   type CitizenKeyRow,
   projectHistory,
+  projectHistoryStatement,
   recompute,
   type Transaction,
   truncateHistory,
@@ -77,107 +79,163 @@ export interface RangeWrite {
 /** Hashes kept below the checkpoint; older ones are pruned (reorgs that deep stop the follower). */
 export const HASHES_KEPT = 256n;
 
+type BlockRow = typeof blocks.$inferSelect;
+type IndexedRangeRow = typeof indexedRanges.$inferSelect;
+
 export interface Indexed {
   indexedBlock: bigint;
 }
 
 export function createRangeWrites(
   db: Database,
-  { locked, checkpoint, markDataChanged }: WriterDeps,
+  { locked, writersLock, checkpoint, markDataChanged }: WriterDeps,
 ) {
   /**
-   * Stores the write's hash claims and fails on the first that differs from a stored one.
-   * `do update set hash = blocks.hash` changes nothing but returns the row that won, waiting
-   * for a concurrent writer of the same number, so no lock is needed to see a conflict.
+   * Stores the write's hash claims, unsent; `checkClaims` then fails on the first claim that
+   * differs from a stored one. `do update set hash = blocks.hash` changes nothing but returns the
+   * row that won, waiting for a concurrent writer of the same number, so no lock is needed to
+   * see a conflict.
    */
-  async function claimHashes(tx: Transaction, hashes: Map<bigint, string>) {
-    if (hashes.size === 0) return;
+  function claimStatement(tx: Transaction, hashes: Map<bigint, string>) {
     // In block order (unnest keeps it), so two writers claiming the same blocks lock them in
     // the same order.
     const claims = [...hashes]
       .map(([number, hash]) => ({ number, hash }))
       .sort((a, b) => (a.number < b.number ? -1 : 1));
-    const stored = await tx
+    return tx
       .insert(blocks)
       .select(unnestRows(blocks, claims))
       .onConflictDoUpdate({ target: blocks.number, set: { hash: sql.raw(`"blocks"."hash"`) } })
-      .returning();
+      .returning()
+      .prepare("claim_hashes");
+  }
+
+  function checkClaims(hashes: Map<bigint, string>, stored: BlockRow[]) {
     for (const row of stored) {
       const claimed = hashes.get(row.number)!;
       if (row.hash !== claimed) throw new LinkConflict(row.number, row.hash, claimed);
     }
   }
 
-  /** Each table's rows in one statement (see unnest-rows.ts); a retried range changes nothing. */
-  async function writeRows(tx: Transaction, write: RangeWrite) {
-    await claimHashes(tx, write.blockHashes);
+  /**
+   * The write's hash claims and rows, each table's rows in one statement (see unnest-rows.ts),
+   * unsent, the claims first; a retried range changes nothing.
+   */
+  function rowStatements(tx: Transaction, write: RangeWrite) {
+    const statements: PreparedStatement[] = [];
+    if (write.blockHashes.size > 0) statements.push(claimStatement(tx, write.blockHashes));
     if (write.events.length > 0) {
-      await tx
-        .insert(stakerEvents)
-        .select(unnestRows(stakerEvents, write.events))
-        .onConflictDoNothing();
+      statements.push(
+        tx
+          .insert(stakerEvents)
+          .select(unnestRows(stakerEvents, write.events))
+          .onConflictDoNothing()
+          .prepare("insert_events"),
+      );
     }
     if (write.citizens.length > 0) {
       // In key order, so two writers inserting the same citizens lock them in the same order.
       const citizenRows = [...write.citizens].sort((a, b) =>
         a.season !== b.season ? a.season - b.season : a.citizenId < b.citizenId ? -1 : 1,
       );
-      await tx.insert(citizens).select(unnestRows(citizens, citizenRows)).onConflictDoNothing();
+      statements.push(
+        tx
+          .insert(citizens)
+          .select(unnestRows(citizens, citizenRows))
+          .onConflictDoNothing()
+          .prepare("insert_citizens"),
+      );
     }
     if (write.stakes.length > 0) {
-      await tx
-        .insert(citizenStakes)
-        .select(unnestRows(citizenStakes, write.stakes))
-        .onConflictDoNothing();
+      statements.push(
+        tx
+          .insert(citizenStakes)
+          .select(unnestRows(citizenStakes, write.stakes))
+          .onConflictDoNothing()
+          .prepare("insert_stakes"),
+      );
     }
     if (write.readFailures.length > 0) {
-      await tx
-        .insert(readFailures)
-        .select(unnestRows(readFailures, write.readFailures))
-        .onConflictDoUpdate({
-          target: [readFailures.season, readFailures.citizenId, readFailures.read],
-          set: {
-            reason: sql`excluded.reason`,
-            blockNumber: sql`excluded.block_number`,
-            recordedAt: sql`now()`,
-          },
-        });
+      statements.push(
+        tx
+          .insert(readFailures)
+          .select(unnestRows(readFailures, write.readFailures))
+          .onConflictDoUpdate({
+            target: [readFailures.season, readFailures.citizenId, readFailures.read],
+            set: {
+              reason: sql`excluded.reason`,
+              blockNumber: sql`excluded.block_number`,
+              recordedAt: sql`now()`,
+            },
+          })
+          .prepare("insert_read_failures"),
+      );
     }
+    return statements;
   }
 
-  async function recordRange(tx: Transaction, range: BlockRange) {
-    await tx
+  /** The write's claims and rows in one flight (see extendCheckpoint); fails on a differing claim. */
+  async function writeRows(tx: Transaction, write: RangeWrite) {
+    const [claimed] = await inOneFlight(rowStatements(tx, write));
+    if (write.blockHashes.size > 0) checkClaims(write.blockHashes, claimed as BlockRow[]);
+  }
+
+  function recordRange(tx: Transaction, range: BlockRange) {
+    return tx
       .insert(indexedRanges)
       .values({ fromBlock: range.from, toBlock: range.to })
       .onConflictDoUpdate({
         target: indexedRanges.fromBlock,
         set: { toBlock: sql`greatest(${indexedRanges.toBlock}, excluded.to_block)` },
-      });
+      })
+      .prepare("record_range");
+  }
+
+  const readCheckpoint = (tx: Transaction) =>
+    tx.select().from(indexerCheckpoints).limit(1).prepare("read_checkpoint");
+  const rangesInOrder = (tx: Transaction) =>
+    tx.select().from(indexedRanges).orderBy(asc(indexedRanges.fromBlock)).prepare("read_ranges");
+
+  /**
+   * The follower's write, its statements sent in one flight: the lock, the checkpoint, the
+   * range's record, the ranges, then the claims and rows. postgres.js sends the statements of a
+   * transaction back to back when they are not awaited one by one (`Promise.all` hands them to
+   * it in array order; unsent drizzle queries only, since an async helper would send its query
+   * before the lock) and Postgres runs them in that order, each with its own snapshot, so the
+   * checkpoint is still read under the lock and the ranges after this range's record. What the
+   * flight found is checked after it: a moved checkpoint or a differing claim throws, and the
+   * transaction rolls back what the flight wrote. See docs/decisions/follower-write-flight.md.
+   */
+  async function extendCheckpoint(write: RangeWrite): Promise<Indexed> {
+    return db.transaction(async (tx) => {
+      const [, [current], , ranges, claimed] = await inOneFlight([
+        writersLock(tx),
+        readCheckpoint(tx),
+        recordRange(tx, { from: write.fromBlock, to: write.toBlock }),
+        rangesInOrder(tx),
+        ...rowStatements(tx, write),
+      ]);
+      if (current!.indexedBlock !== write.fromBlock - 1n) {
+        throw new CheckpointMoved(
+          `the checkpoint is at ${current!.indexedBlock}, not ${write.fromBlock - 1n}`,
+        );
+      }
+      if (write.blockHashes.size > 0) checkClaims(write.blockHashes, claimed as BlockRow[]);
+      return { indexedBlock: await advanceOver(tx, current!, ranges) };
+    });
   }
 
   async function writeRange(
     write: RangeWrite,
     options: { extendsCheckpoint?: boolean } = {},
   ): Promise<Indexed> {
-    if (options.extendsCheckpoint) {
-      return locked(async (tx) => {
-        const current = (await checkpoint(tx))!;
-        if (current.indexedBlock !== write.fromBlock - 1n) {
-          throw new CheckpointMoved(
-            `the checkpoint is at ${current.indexedBlock}, not ${write.fromBlock - 1n}`,
-          );
-        }
-        await writeRows(tx, write);
-        await recordRange(tx, { from: write.fromBlock, to: write.toBlock });
-        return { indexedBlock: await advance(tx) };
-      });
-    }
+    if (options.extendsCheckpoint) return extendCheckpoint(write);
     // Chunk writes run side by side: rows are keyed by chain position and hash claims wait on
     // each other row by row, so no lock is needed. Only the short step that moves the
     // checkpoint over contiguous ranges (and projects them) takes the lock.
     await db.transaction(async (tx) => {
       await writeRows(tx, write);
-      await recordRange(tx, { from: write.fromBlock, to: write.toBlock });
+      await recordRange(tx, { from: write.fromBlock, to: write.toBlock }).execute();
     });
     return locked(async (tx) => ({ indexedBlock: await advance(tx) }));
   }
@@ -198,7 +256,7 @@ export function createRangeWrites(
       await writeRows(tx, write);
       await projectHistory(tx, write.fromBlock - 1n, current.indexedBlock);
       if (write.toBlock > current.indexedBlock) {
-        await recordRange(tx, { from: write.fromBlock, to: write.toBlock });
+        await recordRange(tx, { from: write.fromBlock, to: write.toBlock }).execute();
       }
       const touched = [
         ...(before as CitizenKeyRow[]),
@@ -214,34 +272,52 @@ export function createRangeWrites(
 
   /** Moves the checkpoint over contiguous written ranges and projects the citizens they touch. */
   async function advance(tx: Transaction): Promise<bigint> {
-    const current = (await checkpoint(tx))!;
-    const ranges = await tx.select().from(indexedRanges).orderBy(asc(indexedRanges.fromBlock));
+    const [[current], ranges] = await inOneFlight([readCheckpoint(tx), rangesInOrder(tx)]);
+    return advanceOver(tx, current!, ranges);
+  }
+
+  /**
+   * advance from the checkpoint and written ranges read under the lock: the move and projection
+   * in one flight, then staked_citizens for the citizens the blocks touched (when there are any).
+   */
+  async function advanceOver(
+    tx: Transaction,
+    current: Checkpoint,
+    ranges: IndexedRangeRow[],
+  ): Promise<bigint> {
     const reached = contiguousEnd(
       current.indexedBlock,
       ranges.map((range) => ({ from: range.fromBlock, to: range.toBlock })),
     );
     if (reached === current.indexedBlock) return reached;
-    const touched = await tx
-      .selectDistinct({ season: stakerEvents.citizenSeason, citizenId: stakerEvents.citizenId })
-      .from(stakerEvents)
-      .where(
-        and(
-          gt(stakerEvents.blockNumber, current.indexedBlock),
-          lte(stakerEvents.blockNumber, reached),
-          isNotNull(stakerEvents.citizenId),
-        ),
-      );
-    await projectHistory(tx, current.indexedBlock, reached);
-    await tx.delete(indexedRanges).where(lte(indexedRanges.toBlock, reached));
-    await tx.delete(blocks).where(sql`${blocks.number} < ${reached - HASHES_KEPT}`);
-    await tx
-      .update(indexerCheckpoints)
-      .set({
-        indexedBlock: reached,
-        scheduledBlock: sql`greatest(${indexerCheckpoints.scheduledBlock}, ${reached})`,
-        updatedAt: sql`now()`,
-      })
-      .where(eq(indexerCheckpoints.staker, current.staker));
+    const [touched] = await inOneFlight([
+      tx
+        .selectDistinct({ season: stakerEvents.citizenSeason, citizenId: stakerEvents.citizenId })
+        .from(stakerEvents)
+        .where(
+          and(
+            gt(stakerEvents.blockNumber, current.indexedBlock),
+            lte(stakerEvents.blockNumber, reached),
+            isNotNull(stakerEvents.citizenId),
+          ),
+        )
+        .prepare("touched_citizens"),
+      preparedSql(tx, projectHistoryStatement(current.indexedBlock, reached), "project_history"),
+      tx.delete(indexedRanges).where(lte(indexedRanges.toBlock, reached)).prepare("delete_ranges"),
+      tx
+        .delete(blocks)
+        .where(sql`${blocks.number} < ${reached - HASHES_KEPT}`)
+        .prepare("prune_hashes"),
+      tx
+        .update(indexerCheckpoints)
+        .set({
+          indexedBlock: reached,
+          scheduledBlock: sql`greatest(${indexerCheckpoints.scheduledBlock}, ${reached})`,
+          updatedAt: sql`now()`,
+        })
+        .where(eq(indexerCheckpoints.staker, current.staker))
+        .prepare("advance_checkpoint"),
+    ]);
     await recompute(tx, touched as CitizenKeyRow[], reached);
     return reached;
   }

@@ -1,0 +1,42 @@
+/**
+ * Statements of one transaction in one flight: sent back to back, answered in order, one round
+ * trip for all of them where awaiting each costs one each. Postgres runs them in the order sent,
+ * each with its own snapshot (read committed), so a statement still sees what those before it
+ * did, and a lock taken by one holds for the ones after it.
+ *
+ * Each statement is prepared on its connection (postgres.js keeps it by its text). A statement
+ * with parameters that is not asks Postgres for their types first, a round trip of its own, and
+ * postgres.js holds back everything queued after it until the answer: the flight would break at
+ * each. Prepared, only its first use on a connection asks. Our statements' texts are fixed (rows
+ * travel as arrays, see unnest-rows.ts), so a connection keeps a handful.
+ *
+ * A statement that fails aborts the transaction; the ones after it fail with it, and the flight
+ * rejects with the first failure. See docs/decisions/follower-write-flight.md.
+ */
+import type { SQL } from "drizzle-orm";
+import { PgDialect } from "drizzle-orm/pg-core";
+import type { Transaction } from "./projection.ts";
+
+/** A statement ready to send: a drizzle query's `.prepare(name)`, or `preparedSql`'s. */
+export interface PreparedStatement<R = unknown> {
+  execute(): Promise<R>;
+}
+
+type Results<T extends readonly PreparedStatement[]> = {
+  -readonly [K in keyof T]: T[K] extends PreparedStatement<infer R> ? R : never;
+};
+
+/** Sends `statements` in array order without waiting between them; their results, in order. */
+export function inOneFlight<const T extends readonly PreparedStatement[]>(
+  statements: T,
+): Promise<Results<T>> {
+  // `execute` hands each to postgres.js before the next is started, so they go in array order.
+  return Promise.all(statements.map((statement) => statement.execute())) as Promise<Results<T>>;
+}
+
+const dialect = new PgDialect();
+
+/** Raw SQL (a function call) as a prepared statement, as `.prepare(name)` makes a query one. */
+export function preparedSql(tx: Transaction, statement: SQL, name: string): PreparedStatement {
+  return tx._.session.prepareQuery(dialect.sqlToQuery(statement), undefined, name, false);
+}

@@ -1,0 +1,67 @@
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { eq, sql } from "drizzle-orm";
+import { createDatabase, type Database } from "../../db/client.ts";
+import { blocks } from "../../db/schema.ts";
+import { inOneFlight, preparedSql } from "../../indexer/store/flight.ts";
+import { createScratchDatabase } from "../../scratch/database.ts";
+
+const hash = (n: number) => `0x${n.toString(16).padStart(64, "0")}`;
+
+let database: Awaited<ReturnType<typeof createScratchDatabase>>;
+let connection: ReturnType<typeof createDatabase>;
+let db: Database;
+
+beforeAll(async () => {
+  database = await createScratchDatabase("flight");
+  // One connection: the statements it has prepared are reused by the later flights.
+  connection = createDatabase(database.url, { max: 1 });
+  db = connection.db;
+});
+
+afterAll(async () => {
+  await connection?.close();
+  await database?.drop();
+});
+
+test("a flight's statements run in the order given, each seeing those before it", async () => {
+  for (const number of [1n, 2n]) {
+    const [inserted, read, counted] = await db.transaction((tx) =>
+      inOneFlight([
+        tx
+          .insert(blocks)
+          .values({ number, hash: hash(1) })
+          .returning()
+          .prepare("insert"),
+        tx.select().from(blocks).where(eq(blocks.number, number)).prepare("read"),
+        preparedSql(tx, sql`select count(*)::int as n from blocks where number <= ${number}`, "n"),
+      ]),
+    );
+    expect(inserted).toEqual([{ number, hash: hash(1) }]);
+    expect(read).toEqual([{ number, hash: hash(1) }]);
+    expect([...(counted as Iterable<unknown>)]).toEqual([{ n: Number(number) }]);
+  }
+});
+
+test("a failing statement rejects the flight and the transaction keeps nothing of it", async () => {
+  const flight = db.transaction((tx) =>
+    inOneFlight([
+      tx
+        .insert(blocks)
+        .values({ number: 10n, hash: hash(10) })
+        .prepare("insert"),
+      // The hash check refuses it.
+      tx.insert(blocks).values({ number: 11n, hash: "not a hash" }).prepare("insert"),
+      tx
+        .insert(blocks)
+        .values({ number: 12n, hash: hash(12) })
+        .prepare("insert"),
+    ]),
+  );
+  const error = await flight.catch((caught: Error) => caught);
+  expect(error).toBeInstanceOf(Error);
+  expect(String((error as Error & { cause?: unknown }).cause ?? error)).toContain(
+    "blocks_hash_check",
+  );
+  const stored = await db.select().from(blocks).where(sql`${blocks.number} >= 10`);
+  expect(stored).toEqual([]);
+});
