@@ -10,13 +10,9 @@
  */
 import { createDatabase } from "../db/client.ts";
 import { createToken } from "../db/tokens.ts";
-import { freePort, startAnvil } from "../devnet/anvil.ts";
-import { createDevnetClient } from "../devnet/client.ts";
-import { deployDevnet } from "../devnet/deploy.ts";
-import { Scenario } from "../devnet/scenario.ts";
 import { flag, readFlags, runMain } from "./support/flags.ts";
-import { openScratch, RunStalled, rpc } from "./support/harness.ts";
-import { log, percentile, round, table, writeReport } from "./support/report.ts";
+import { openScratch, RunStalled, rpc, startDevnet } from "./support/harness.ts";
+import { log, percentile, print, round, startReport, table } from "./support/report.ts";
 
 const POLL_MS = 10;
 /** Issue 22: p95 at most 50 ms from the block at the node to the API serving it. */
@@ -92,8 +88,8 @@ function delays(blocks: bigint[], from: Map<bigint, number>, to: Map<bigint, num
   return { byBlock, ms, p50: percentile(ms, 50), p95: percentile(ms, 95), max: ms.at(-1) ?? null };
 }
 
-async function main() {
-  const settings = readFlags({
+function readSettings() {
+  const flags = readFlags({
     blocks: flag.number("60", "5"),
     wallets: flag.number("100", "10"),
     "transactions-per-block": flag.number("3"),
@@ -104,26 +100,29 @@ async function main() {
     "interval-ms": flag.number("1010", undefined, 10),
     seed: flag.string("bench-lag"),
   });
-  const { blocks, wallets, seed } = settings;
-  const intervalMs = settings["interval-ms"];
-  const transactionsPerBlock = settings["transactions-per-block"];
-  const followIntervalMs = settings["follow-interval-ms"];
-  const startedAt = new Date().toISOString();
+  const intervalMs = flags["interval-ms"];
+  const transactionsPerBlock = flags["transactions-per-block"];
+  return {
+    ...flags,
+    intervalMs,
+    transactionsPerBlock,
+    followIntervalMs: flags["follow-interval-ms"],
+  };
+}
 
-  const node = await startAnvil();
+async function main() {
+  const settings = readSettings();
+  const { blocks, wallets, intervalMs, transactionsPerBlock, followIntervalMs } = settings;
+  const report = startReport("lag", settings.smoke);
+  const { node, client, deployment, scenario } = await startDevnet(settings.seed, wallets);
+  log(`devnet ready: ${wallets} wallets, head ${await client.getBlockNumber()}`);
   const live = new AbortController();
   let running: Promise<void> | undefined;
   try {
     await using run = await openScratch("bench_lag");
-    const client = createDevnetClient(node.rpcUrl);
-    const deployment = await deployDevnet(client);
-    const scenario = await Scenario.prepare(client, deployment, { seed, wallets });
-    log(`devnet ready: ${wallets} wallets, head ${await client.getBlockNumber()}`);
     const handle = createDatabase(run.databaseUrl, { max: 1 });
     const { token } = await createToken(handle.db, "bench-lag");
     await handle.close();
-
-    const port = await freePort();
     run.spawn("lag-indexer", ["scripts/cli.ts", "follow", "--no-migrate"], {
       LOG_LEVEL: "warn",
       RPC_URL: node.rpcUrl,
@@ -134,15 +133,9 @@ async function main() {
       START_BLOCK: String(deployment.deployBlock),
       FOLLOW_INTERVAL_MS: String(followIntervalMs),
     });
-    run.spawn("lag-api", ["api/main.ts"], {
-      LOG_LEVEL: "warn",
-      HOST: "127.0.0.1",
-      PORT: String(port),
-      // The poller alone sends ~100 requests a second with one token.
-      RATE_LIMIT_PER_MINUTE: "100000000",
-    });
+    const { base } = await run.serve("lag-api", ["api/main.ts"]);
     const wallet = scenario.wallets[0]!.address;
-    const api = `http://127.0.0.1:${port}/v1/staking/citizens`;
+    const api = `${base}/v1/staking/citizens`;
     /** The X-Indexed-Block of one API answer (null before the first checkpoint). */
     const indexedBlock = async () => {
       const response = await fetch(`${api}?address=${wallet}&limit=1`, {
@@ -163,76 +156,25 @@ async function main() {
     const [arrived, served, streamed] = [firstSeen(head), firstSeen(head), firstSeen(head)];
     const measured = Array.from({ length: blocks }, (_, n) => head + 1n + BigInt(n));
     const lastMeasured = measured.at(-1)!;
-    const done = () => served.last() >= lastMeasured;
-    const stopped = () => done() || live.signal.aborted;
-    const streaming = followStream(
-      `${api}/stream?address=${wallet}`,
-      token,
-      streamed.observe,
-      live.signal,
-    );
+    const done = async () => served.last() >= lastMeasured;
+    const stream = `${api}/stream?address=${wallet}`;
+    const streaming = followStream(stream, token, streamed.observe, live.signal);
     running = scenario.live({ intervalMs, transactionsPerBlock, signal: live.signal });
-    const deadline = setTimeout(() => live.abort(), blocks * intervalMs + 120_000);
-    await Promise.all([
+    const stopped = () => live.signal.aborted;
+    const polls = Promise.all([
       poll(blockNumber, arrived.observe, stopped),
       poll(indexedBlock, served.observe, stopped),
-      (async () => {
-        while (!stopped()) {
-          for (const child of run.children) child.assertAlive();
-          await Bun.sleep(200);
-        }
-      })(),
     ]);
-    clearTimeout(deadline);
-    live.abort();
-    await running;
-    await streaming;
+    const timeoutMs = blocks * intervalMs + 120_000;
+    await run
+      .waitUntil(`serving block ${lastMeasured}`, done, { timeoutMs, pollMs: 200 })
+      .finally(() => live.abort());
+    await Promise.all([polls, running, streaming]);
     running = undefined;
-    if (!done()) throw new RunStalled(`block ${lastMeasured} was not served in time`);
-
-    const lag = delays(measured, arrived.at, served.at);
-    // Stream delivery: from the API first serving a block to the stream's event for it. The
-    // API's serving time is only known to the 10 ms poll, so the stream is also timed from the
-    // block's arrival at the node, like the head lag.
-    const delivery = delays(measured, served.at, streamed.at);
-    const fromNode = delays(measured, arrived.at, streamed.at);
-    const stream = {
-      blocks: delivery.ms.length,
-      p50Ms: delivery.p50,
-      p95Ms: delivery.p95,
-      maxMs: delivery.max,
-      fromNodeP50Ms: fromNode.p50,
-      fromNodeP95Ms: fromNode.p95,
-    };
-    const summary = {
-      blocks: lag.ms.length,
-      p50Ms: lag.p50,
-      p95Ms: lag.p95,
-      maxMs: lag.max,
-      meanMs: round(lag.ms.reduce((sum, ms) => sum + ms, 0) / Math.max(1, lag.ms.length), 1),
-    };
-    console.log(
-      `\nhead lag over ${summary.blocks} blocks, one every ${intervalMs} ms, ${transactionsPerBlock} transactions each; follow tick every ${followIntervalMs} ms (target p95 <= ${TARGET_P95_MS} ms)\n`,
-    );
-    console.log(
-      table([
-        ["blocks", "p50 ms", "p95 ms", "max ms", "mean ms", "target met"],
-        [...Object.values(summary), summary.p95Ms <= TARGET_P95_MS ? "yes" : "no"],
-      ]),
-    );
-    console.log(
-      `\nlive stream (SSE) delivery, block served by the API → its synced event received, over ${stream.blocks} blocks\n`,
-    );
-    console.log(
-      table([
-        ["blocks", "p50 ms", "p95 ms", "max ms", "from the node: p50 ms", "p95 ms"],
-        Object.values(stream),
-      ]),
-    );
-    await writeReport({
-      name: "lag",
-      smoke: settings.smoke,
-      startedAt,
+    report.finish();
+    const figures = summarize(measured, arrived.at, served.at, streamed.at);
+    printTables(settings, figures);
+    await report.write({
       parameters: {
         blocks,
         wallets,
@@ -242,8 +184,8 @@ async function main() {
         pollMs: POLL_MS,
         targetP95Ms: TARGET_P95_MS,
       },
-      raw: { summary, lags: lag.byBlock, stream },
-      ratios: { p95_over_target: round(summary.p95Ms / TARGET_P95_MS, 4) },
+      raw: { summary: figures.summary, lags: figures.lags, stream: figures.stream },
+      ratios: { p95_over_target: round(figures.summary.p95Ms / TARGET_P95_MS, 4) },
       notes: [
         "indexer (scripts/cli.ts follow) and API (api/main.ts) run as their own processes",
         "arrival = first eth_blockNumber poll answer showing the block; served = first API answer with X-Indexed-Block at or past it",
@@ -254,6 +196,52 @@ async function main() {
     await running?.catch(() => {});
     await node.stop();
   }
+}
+
+type Seen = Map<bigint, number>;
+
+/** The head lag, and the stream's delivery timed from the API and from the node. */
+function summarize(measured: bigint[], arrived: Seen, served: Seen, streamed: Seen) {
+  const lag = delays(measured, arrived, served);
+  // Stream delivery: from the API first serving a block to the stream's event for it. The
+  // API's serving time is only known to the 10 ms poll, so the stream is also timed from the
+  // block's arrival at the node, like the head lag.
+  const delivery = delays(measured, served, streamed);
+  const fromNode = delays(measured, arrived, streamed);
+  const stream = {
+    blocks: delivery.ms.length,
+    p50Ms: delivery.p50,
+    p95Ms: delivery.p95,
+    maxMs: delivery.max,
+    fromNodeP50Ms: fromNode.p50,
+    fromNodeP95Ms: fromNode.p95,
+  };
+  const summary = {
+    blocks: lag.ms.length,
+    p50Ms: lag.p50,
+    p95Ms: lag.p95,
+    maxMs: lag.max,
+    meanMs: round(lag.ms.reduce((sum, ms) => sum + ms, 0) / Math.max(1, lag.ms.length), 1),
+  };
+  return { summary, lags: lag.byBlock, stream };
+}
+
+function printTables(
+  { intervalMs, transactionsPerBlock, followIntervalMs }: ReturnType<typeof readSettings>,
+  { summary, stream }: ReturnType<typeof summarize>,
+) {
+  print(
+    `head lag over ${summary.blocks} blocks, one every ${intervalMs} ms, ${transactionsPerBlock} transactions each; follow tick every ${followIntervalMs} ms (target p95 <= ${TARGET_P95_MS} ms)`,
+    table([
+      ["blocks", "p50 ms", "p95 ms", "max ms", "mean ms", "target met"],
+      [...Object.values(summary), summary.p95Ms <= TARGET_P95_MS ? "yes" : "no"],
+    ]),
+    `live stream (SSE) delivery, block served by the API → its synced event received, over ${stream.blocks} blocks`,
+    table([
+      ["blocks", "p50 ms", "p95 ms", "max ms", "from the node: p50 ms", "p95 ms"],
+      Object.values(stream),
+    ]),
+  );
 }
 
 if (import.meta.main) runMain(main);

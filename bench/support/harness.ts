@@ -12,6 +12,10 @@ import { pipeline } from "node:stream/promises";
 import postgres from "postgres";
 import { type Address, http, type RpcLog } from "viem";
 import { STAKER_TOPICS } from "../../contracts/staker-events.ts";
+import { freePort, startAnvil } from "../../devnet/anvil.ts";
+import { createDevnetClient } from "../../devnet/client.ts";
+import { deployDevnet } from "../../devnet/deploy.ts";
+import { Scenario } from "../../devnet/scenario.ts";
 import { createIndexer } from "../../indexer/indexer.ts";
 import { createScratchDatabase } from "../../scratch/database.ts";
 import { createScratchRedisPrefix } from "../../scratch/redis.ts";
@@ -24,6 +28,21 @@ export class RunStalled extends Error {
 
 /** Raw JSON-RPC to `url` (viem's transport, no retries): what the node answers, unformatted. */
 export const rpc = (url: string) => http(url, { retryCount: 0, timeout: 120_000 })({}).request;
+
+/** Profiler flags for a child when `enabled`: its CPU profile, as Markdown, in bench/results. */
+export const profileArgs = (enabled: boolean, name: string) =>
+  enabled
+    ? ["--cpu-prof-md", "--cpu-prof-dir=bench/results/profiles", `--cpu-prof-name=${name}.md`]
+    : [];
+
+/** A fresh anvil with the devnet deployed and a scenario of `wallets` wallets prepared on it. */
+export async function startDevnet(seed: string, wallets: number) {
+  const node = await startAnvil();
+  const client = createDevnetClient(node.rpcUrl);
+  const deployment = await deployDevnet(client);
+  const scenario = await Scenario.prepare(client, deployment, { seed, wallets });
+  return { node, client, deployment, scenario };
+}
 
 /** A scratch database and Redis prefix, and the child processes started against them. */
 export async function openScratch(label: string, existingDatabaseUrl?: string) {
@@ -61,6 +80,28 @@ export async function openScratch(label: string, existingDatabaseUrl?: string) {
         if (Date.now() > deadline) throw new RunStalled(`${what}: not within ${timeoutMs} ms`);
         await Bun.sleep(pollMs);
       }
+    },
+    /**
+     * Starts an HTTP server (the API, a baseline) on a free port, one token far past any rate
+     * limit (the limiter's bookkeeping still runs), and waits until its /healthz answers.
+     */
+    async serve(name: string, args: string[], settings: Record<string, string> = {}) {
+      const port = await freePort();
+      const child = this.spawn(name, args, {
+        HOST: "127.0.0.1",
+        PORT: String(port),
+        RATE_LIMIT_PER_MINUTE: "1000000000",
+        LOG_LEVEL: "warn",
+        ...settings,
+      });
+      const base = `http://127.0.0.1:${port}`;
+      const answers = () =>
+        fetch(`${base}/healthz`).then(
+          (response) => response.arrayBuffer().then(() => true),
+          () => false,
+        );
+      await this.waitUntil(`${name} answering`, answers, { timeoutMs: 30_000, pollMs: 50 });
+      return { child, base };
     },
     /** Stops the children still running; returns every child, stopped. */
     async stopChildren() {
@@ -125,6 +166,21 @@ export async function openRun(settings: RunSettings) {
       MAX_LOG_RANGE: String(maxLogRange),
       LOG_LEVEL: "info",
     },
+    /**
+     * Starts one `bun scripts/cli.ts <role>` child a name, with the run's settings and `settings`,
+     * and waits until they all take jobs.
+     */
+    async startIndexers(
+      role: "worker" | "follow",
+      names: string[],
+      settings: Record<string, string>,
+      cpuProfile = false,
+    ) {
+      const args = (name: string) => [...profileArgs(cpuProfile, name), "scripts/cli.ts", role];
+      const children = names.map((name) => this.spawn(name, args(name), settings));
+      await this.waitForWorkers(role === "worker" ? "chunks" : "follow", names.length);
+      return children;
+    },
     /** Waits until `count` processes take jobs from the queue. */
     async waitForWorkers(queue: "chunks" | "follow", count: number) {
       const connected = async () => (await indexer.queues[queue].getWorkersCount()) >= count;
@@ -149,6 +205,12 @@ export async function openRun(settings: RunSettings) {
       });
       await this.waitIndexed(to, 30 * 60_000, pollMs);
       return { to, chunks, seconds: (performance.now() - started) / 1000 };
+    },
+    /** Waits until a follower has indexed up to `to`: seconds, to, chunks (none). */
+    async follow(to: bigint) {
+      const started = performance.now();
+      await this.waitIndexed(to, 10 * 60_000, 10);
+      return { to, chunks: 0, seconds: (performance.now() - started) / 1000 };
     },
     async [Symbol.asyncDispose]() {
       await scratch.stopChildren();
