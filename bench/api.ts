@@ -38,6 +38,7 @@ import {
   RESULTS_DIR,
   round,
   startReport,
+  type Target,
   targetTable,
 } from "./support/report.ts";
 import { defaultWallets, loadScenario, type ScenarioSpec } from "./support/scenario-cache.ts";
@@ -423,6 +424,14 @@ function compare(targets: LoadTarget[], results: Record<string, Measured>, soak:
   return { best, base, ratios, soakRates, byRound };
 }
 
+const [fast, cache, tail, soaked, half] = [
+  { atLeast: 0.8 },
+  { atLeast: 1.5 },
+  { atMost: 2 },
+  { atLeast: 0.9 },
+  { atLeast: 0.5 },
+] satisfies Target[];
+
 function printTables(
   { connections, threads, duration }: Settings,
   { rows, wallets }: Indexed,
@@ -432,7 +441,6 @@ function printTables(
   load: { before: number[]; after: number[] },
 ) {
   const of = (target: LoadTarget) => results[target.key]!;
-  const [fast, cache, tail, soaked, half] = [0.8, 1.5, 2, 0.9, 0.5];
   print(
     `load average (1, 5, 15 min) before ${load.before.join(", ")}, after ${load.after.join(", ")}`,
     `wrk: ${connections} connections, ${threads} thread(s), ${duration} s each; ${rows.length} staked citizens over ${wallets.length} wallets; CPU in cores (this machine has ${machine().cpus})`,
@@ -452,25 +460,17 @@ function printTables(
   );
   console.log(
     targetTable([
-      ["uncached s1 / base", ratios.uncached_s1_over_base, { atLeast: fast }],
-      ["uncached s2 / base", ratios.uncached_s2_over_base, { atLeast: fast }],
-      ["cached s1 / base", ratios.cached_s1_over_base, { atLeast: cache }],
-      ["cached s2 / base", ratios.cached_s2_over_base, { atLeast: cache }],
-      ["uncached s1 p99 / base p99", ratios.uncached_s1_p99_over_base, { atMost: tail }],
-      ["uncached s2 p99 / base p99", ratios.uncached_s2_p99_over_base, { atMost: tail }],
-      [
-        "uncached s1 p99 / shortest base p99",
-        ratios.uncached_s1_p99_over_shortest_base_p99,
-        { atMost: tail },
-      ],
-      ["soak: last / first", ratios.soak_last_over_first, { atLeast: soaked }],
-      ["listing (no cache) / base", ratios.uncached_list_over_base, { atLeast: half }],
-      ["as-of s1 / current s1 (no cache)", ratios.as_of_s1_over_uncached_s1, { atLeast: half }],
-      [
-        "as-of listing / current listing (no cache)",
-        ratios.as_of_list_over_uncached_list,
-        { atLeast: half },
-      ],
+      ["uncached s1 / base", ratios.uncached_s1_over_base, fast],
+      ["uncached s2 / base", ratios.uncached_s2_over_base, fast],
+      ["cached s1 / base", ratios.cached_s1_over_base, cache],
+      ["cached s2 / base", ratios.cached_s2_over_base, cache],
+      ["uncached s1 p99 / base p99", ratios.uncached_s1_p99_over_base, tail],
+      ["uncached s2 p99 / base p99", ratios.uncached_s2_p99_over_base, tail],
+      ["uncached s1 p99 / shortest base p99", ratios.uncached_s1_p99_over_shortest_base_p99, tail],
+      ["soak: last / first", ratios.soak_last_over_first, soaked],
+      ["listing (no cache) / base", ratios.uncached_list_over_base, half],
+      ["as-of s1 / current s1 (no cache)", ratios.as_of_s1_over_uncached_s1, half],
+      ["as-of listing / current listing (no cache)", ratios.as_of_list_over_uncached_list, half],
       ["304 s1 / base", ratios.not_modified_s1_over_base],
     ]),
   );

@@ -62,24 +62,13 @@ export async function runWrk(options: {
   if (!Bun.which("wrk")) {
     throw new WrkFailed("wrk is not installed; run scripts/bootstrap.sh (apt-get install wrk)");
   }
-  const child = Bun.spawn(
-    [
-      "wrk",
-      `-t${options.threads}`,
-      `-c${options.connections}`,
-      `-d${options.seconds}s`,
-      "--timeout",
-      "5s",
-      "-s",
-      SCRIPT,
-      options.base,
-    ],
-    {
-      env: { ...process.env, TOKEN: options.token, REQUESTS_FILE: options.requestsFile },
-      stdout: "pipe",
-      stderr: "pipe",
-    },
-  );
+  const { threads, connections, seconds: duration } = options;
+  const args = [`-t${threads}`, `-c${connections}`, `-d${duration}s`, "--timeout", "5s"];
+  const child = Bun.spawn(["wrk", ...args, "-s", SCRIPT, options.base], {
+    env: { ...process.env, TOKEN: options.token, REQUESTS_FILE: options.requestsFile },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   const [out, err, code] = await Promise.all([
     new Response(child.stdout).text(),
     new Response(child.stderr).text(),
