@@ -28,36 +28,28 @@ import {
   writeHistory,
 } from "../test/support/synthetic-history.ts";
 import { flag, readFlags, runMain } from "./support/flags.ts";
-import { log, percentile, round, table } from "./support/report.ts";
+import { loadAverage, log, percentile, round, table } from "./support/report.ts";
+
+type SampleRow = { season: number; citizen_id: string; staker: string; block: string };
 
 async function samples(db: ReturnType<typeof createDatabase>["db"], n: number, indexed: number) {
-  const now = await db.execute<{ season: number; citizen_id: string; staker: string }>(
-    sql.raw(`select season, citizen_id, staker from staked_citizens order by random() limit ${n}`),
+  const now = await db.execute<SampleRow>(
+    sql.raw(`select season, citizen_id, staker, ${indexed} as block
+      from staked_citizens order by random() limit ${n}`),
   );
   // States that held at a random block inside them: the answer as of that block is a citizen.
-  const past = await db.execute<{
-    season: number;
-    citizen_id: string;
-    staker: string;
-    block: string;
-  }>(
+  const past = await db.execute<SampleRow>(
     sql.raw(`select season, citizen_id, staker,
         valid_from + floor(random() * (coalesce(valid_to, ${indexed + 1}) - valid_from))::bigint as block
       from staked_citizens_history tablesample system (10) order by random() limit ${n}`),
   );
-  const toSample = (
-    row: { season: number; citizen_id: string; staker: string },
-    block: bigint,
-  ) => ({
+  const toSample = (row: SampleRow) => ({
     season: row.season,
     id: BigInt(row.citizen_id),
     address: row.staker,
-    block,
+    block: BigInt(row.block),
   });
-  return {
-    now: now.map((row) => toSample(row, BigInt(indexed))),
-    past: past.map((row) => toSample(row, BigInt(row.block))),
-  };
+  return { now: now.map(toSample), past: past.map(toSample) };
 }
 
 type Path = "one" | "listing";
@@ -142,12 +134,7 @@ runMain(async () => {
   const database = await createScratchDatabase("bench_as_of");
   const { db, close } = createDatabase(database.url, { max: 1 });
   try {
-    log(
-      `staging ${events} synthetic events (load ${os
-        .loadavg()
-        .map((l) => round(l, 1))
-        .join(" ")})`,
-    );
+    log(`staging ${events} synthetic events (load ${loadAverage().join(" ")})`);
     log(
       `autovacuum ${(await autovacuumIsOn(db)) ? "on" : "off"} on this server; ${flags.vacuum ? "vacuuming between chunks (untimed) where autovacuum would" : "no vacuum between chunks"}`,
     );

@@ -11,7 +11,7 @@
 import { createDatabase } from "../db/client.ts";
 import { createToken } from "../db/tokens.ts";
 import { flag, readFlags, runMain } from "./support/flags.ts";
-import { openScratch, RunStalled, rpc, startDevnet } from "./support/harness.ts";
+import { openScratch, RunStalled, rpc, type Scratch, startDevnet } from "./support/harness.ts";
 import { log, percentile, print, round, startReport, table } from "./support/report.ts";
 
 const POLL_MS = 10;
@@ -110,81 +110,102 @@ function readSettings() {
   };
 }
 
+type Settings = ReturnType<typeof readSettings>;
+type Devnet = Awaited<ReturnType<typeof startDevnet>>;
+
+/**
+ * The follower and the API, each its own process, caught up with the devnet: the two readings
+ * polled (the node's head, the block the API serves) and the wallet's stream.
+ */
+async function startServing(
+  run: Scratch,
+  { node, deployment, scenario }: Devnet,
+  settings: Settings,
+) {
+  const handle = createDatabase(run.databaseUrl, { max: 1 });
+  const { token } = await createToken(handle.db, "bench-lag");
+  await handle.close();
+  run.spawn("lag-indexer", ["scripts/cli.ts", "follow", "--no-migrate"], {
+    LOG_LEVEL: "warn",
+    RPC_URL: node.rpcUrl,
+    // anvil serves WebSocket on its HTTP port: the follower subscribes to new heads.
+    RPC_WS_URL: node.rpcUrl.replace(/^http/, "ws"),
+    STAKER_ADDRESS: deployment.addresses.staker,
+    CHAIN_ID: String(deployment.chainId),
+    START_BLOCK: String(deployment.deployBlock),
+    FOLLOW_INTERVAL_MS: String(settings.followIntervalMs),
+  });
+  const { base } = await run.serve("lag-api", ["api/main.ts"]);
+  const wallet = scenario.wallets[0]!.address;
+  const api = `${base}/v1/staking/citizens`;
+  /** The X-Indexed-Block of one API answer (null before the first checkpoint). */
+  const indexedBlock = async () => {
+    const response = await fetch(`${api}?address=${wallet}&limit=1`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    await response.arrayBuffer();
+    const header = response.headers.get("x-indexed-block");
+    return header === null ? null : BigInt(header);
+  };
+  const request = rpc(node.rpcUrl);
+  const blockNumber = async () => BigInt((await request({ method: "eth_blockNumber" })) as string);
+  const head = await blockNumber();
+  const caughtUp = async () => ((await indexedBlock().catch(() => null)) ?? -1n) >= head;
+  await run.waitUntil("the indexer catching up with the devnet", caughtUp, { pollMs: 50 });
+  const stream = (signal: AbortSignal, synced: (block: bigint, at: number) => void) =>
+    followStream(`${api}/stream?address=${wallet}`, token, synced, signal);
+  return { head, blockNumber, indexedBlock, stream };
+}
+
+/**
+ * The devnet mining `--blocks` blocks of live activity while the head, the API and the stream
+ * are watched: when each block was first seen at each.
+ */
+async function watchBlocks(run: Scratch, devnet: Devnet, settings: Settings) {
+  const { blocks, intervalMs, transactionsPerBlock } = settings;
+  const serving = await startServing(run, devnet, settings);
+  const { head } = serving;
+  log(`indexer caught up at block ${head}; mining a block every ${intervalMs} ms`);
+  const [arrived, served, streamed] = [firstSeen(head), firstSeen(head), firstSeen(head)];
+  const measured = Array.from({ length: blocks }, (_, n) => head + 1n + BigInt(n));
+  const lastMeasured = measured.at(-1)!;
+  const live = new AbortController();
+  const stopped = () => live.signal.aborted;
+  const watching = Promise.all([
+    serving.stream(live.signal, streamed.observe),
+    devnet.scenario.live({ intervalMs, transactionsPerBlock, signal: live.signal }),
+    poll(serving.blockNumber, arrived.observe, stopped),
+    poll(serving.indexedBlock, served.observe, stopped),
+  ]);
+  const done = async () => served.last() >= lastMeasured;
+  const timeoutMs = blocks * intervalMs + 120_000;
+  const caughtUp = run.waitUntil(`serving block ${lastMeasured}`, done, { timeoutMs, pollMs: 200 });
+  // Either ending stops the other: the last block served, or a reading that failed.
+  await Promise.all([caughtUp, watching].map((step) => step.finally(() => live.abort())));
+  return { measured, arrived: arrived.at, served: served.at, streamed: streamed.at };
+}
+
 async function main() {
   const settings = readSettings();
-  const { blocks, wallets, intervalMs, transactionsPerBlock, followIntervalMs } = settings;
   const report = startReport("lag", settings.smoke);
-  const { node, client, deployment, scenario } = await startDevnet(settings.seed, wallets);
-  log(`devnet ready: ${wallets} wallets, head ${await client.getBlockNumber()}`);
-  const live = new AbortController();
-  let running: Promise<void> | undefined;
+  const devnet = await startDevnet(settings.seed, settings.wallets);
+  log(`devnet ready: ${settings.wallets} wallets, head ${await devnet.client.getBlockNumber()}`);
   try {
     await using run = await openScratch("bench_lag");
-    const handle = createDatabase(run.databaseUrl, { max: 1 });
-    const { token } = await createToken(handle.db, "bench-lag");
-    await handle.close();
-    run.spawn("lag-indexer", ["scripts/cli.ts", "follow", "--no-migrate"], {
-      LOG_LEVEL: "warn",
-      RPC_URL: node.rpcUrl,
-      // anvil serves WebSocket on its HTTP port: the follower subscribes to new heads.
-      RPC_WS_URL: node.rpcUrl.replace(/^http/, "ws"),
-      STAKER_ADDRESS: deployment.addresses.staker,
-      CHAIN_ID: String(deployment.chainId),
-      START_BLOCK: String(deployment.deployBlock),
-      FOLLOW_INTERVAL_MS: String(followIntervalMs),
-    });
-    const { base } = await run.serve("lag-api", ["api/main.ts"]);
-    const wallet = scenario.wallets[0]!.address;
-    const api = `${base}/v1/staking/citizens`;
-    /** The X-Indexed-Block of one API answer (null before the first checkpoint). */
-    const indexedBlock = async () => {
-      const response = await fetch(`${api}?address=${wallet}&limit=1`, {
-        headers: { authorization: `Bearer ${token}` },
-      });
-      await response.arrayBuffer();
-      const header = response.headers.get("x-indexed-block");
-      return header === null ? null : BigInt(header);
-    };
-    const request = rpc(node.rpcUrl);
-    const blockNumber = async () =>
-      BigInt((await request({ method: "eth_blockNumber" })) as string);
-    const head = await blockNumber();
-    const caughtUp = async () => ((await indexedBlock().catch(() => null)) ?? -1n) >= head;
-    await run.waitUntil("the indexer catching up with the devnet", caughtUp, { pollMs: 50 });
-    log(`indexer caught up at block ${head}; mining a block every ${intervalMs} ms`);
-
-    const [arrived, served, streamed] = [firstSeen(head), firstSeen(head), firstSeen(head)];
-    const measured = Array.from({ length: blocks }, (_, n) => head + 1n + BigInt(n));
-    const lastMeasured = measured.at(-1)!;
-    const done = async () => served.last() >= lastMeasured;
-    const stream = `${api}/stream?address=${wallet}`;
-    const streaming = followStream(stream, token, streamed.observe, live.signal);
-    running = scenario.live({ intervalMs, transactionsPerBlock, signal: live.signal });
-    const stopped = () => live.signal.aborted;
-    const polls = Promise.all([
-      poll(blockNumber, arrived.observe, stopped),
-      poll(indexedBlock, served.observe, stopped),
-    ]);
-    const timeoutMs = blocks * intervalMs + 120_000;
-    await run
-      .waitUntil(`serving block ${lastMeasured}`, done, { timeoutMs, pollMs: 200 })
-      .finally(() => live.abort());
-    await Promise.all([polls, running, streaming]);
-    running = undefined;
+    const figures = summarize(await watchBlocks(run, devnet, settings));
     report.finish();
-    const figures = summarize(measured, arrived.at, served.at, streamed.at);
     printTables(settings, figures);
     await report.write({
       parameters: {
-        blocks,
-        wallets,
-        transactionsPerBlock,
-        blockIntervalMs: intervalMs,
-        followIntervalMs,
+        blocks: settings.blocks,
+        wallets: settings.wallets,
+        transactionsPerBlock: settings.transactionsPerBlock,
+        blockIntervalMs: settings.intervalMs,
+        followIntervalMs: settings.followIntervalMs,
         pollMs: POLL_MS,
         targetP95Ms: TARGET_P95_MS,
       },
-      raw: { summary: figures.summary, lags: figures.lags, stream: figures.stream },
+      raw: figures,
       ratios: { p95_over_target: round(figures.summary.p95Ms / TARGET_P95_MS, 4) },
       notes: [
         "indexer (scripts/cli.ts follow) and API (api/main.ts) run as their own processes",
@@ -192,16 +213,13 @@ async function main() {
       ],
     });
   } finally {
-    live.abort();
-    await running?.catch(() => {});
-    await node.stop();
+    await devnet.node.stop();
   }
 }
 
-type Seen = Map<bigint, number>;
-
 /** The head lag, and the stream's delivery timed from the API and from the node. */
-function summarize(measured: bigint[], arrived: Seen, served: Seen, streamed: Seen) {
+function summarize(watched: Awaited<ReturnType<typeof watchBlocks>>) {
+  const { measured, arrived, served, streamed } = watched;
   const lag = delays(measured, arrived, served);
   // Stream delivery: from the API first serving a block to the stream's event for it. The
   // API's serving time is only known to the 10 ms poll, so the stream is also timed from the
@@ -227,7 +245,7 @@ function summarize(measured: bigint[], arrived: Seen, served: Seen, streamed: Se
 }
 
 function printTables(
-  { intervalMs, transactionsPerBlock, followIntervalMs }: ReturnType<typeof readSettings>,
+  { intervalMs, transactionsPerBlock, followIntervalMs }: Settings,
   { summary, stream }: ReturnType<typeof summarize>,
 ) {
   print(

@@ -42,6 +42,8 @@ const PROVIDER_SPAN = 10_000;
 const TAIL_BLOCKS = 100;
 /** Above the tail: every tail block is the follower's, never a chunk job's. */
 const FOLLOW_FINALITY_DEPTH = 200;
+/** Random blooms drawn at each fill to find the share that admits the staker by chance. */
+const BLOOM_DRAWS = 5_000;
 
 /** A run's rate over its limit's. */
 const over = (run: { eventsPerSecond: number }, limit: { eventsPerSecond: number }) =>
@@ -274,49 +276,43 @@ async function openChains(settings: Settings): Promise<Chains> {
   return { ...loaded, sparse, settings };
 }
 
+/** Every measurement, in order: the limits, the backfills, the follower, the bloom shares. */
+async function measure(chains: Chains) {
+  const { scenario, node, sparse, settings } = chains;
+  const deploy = scenario.deployment.deployBlock;
+  const denseSide = { url: node.rpcUrl, range: { from: deploy, to: scenario.head }, chunkSize: 4 };
+  const sparseRange = { from: deploy, to: sparse.sparseHead };
+  const sparseSide = { url: sparse.url, range: sparseRange, chunkSize: settings["sparse-chunk"] };
+  // Each limit asks for the blocks in the largest span that passes: the dense chain in the
+  // backfill bench's chunks (4 blocks, under the result cap), the sparse one in the provider's.
+  log("limit: eth_getLogs + COPY through the provider, dense then sparse");
+  const denseLimit = await limitThrough(chains, denseSide);
+  sparse.resetOverhead();
+  const sparseLimit = await limitThrough(chains, { ...sparseSide, chunkSize: PROVIDER_SPAN });
+  const limitOverhead = sparse.overhead();
+  const dense = await backfill(chains, "dense", denseSide);
+  sparse.resetOverhead();
+  const mainnetShaped = await backfill(chains, "sparse", sparseSide);
+  const backfillOverhead = sparse.overhead();
+  const checked = await backfill(chains, "sparse_check", sparseSide, true);
+  const follows = await measureFollows(chains);
+  const { staker } = scenario.deployment.addresses;
+  const shares = bloomShares(settings.fills, settings.seed, staker, BLOOM_DRAWS);
+  const overhead = { backfill: backfillOverhead, limit: limitOverhead };
+  return { dense, denseLimit, mainnetShaped, sparseLimit, checked, follows, shares, overhead };
+}
+
 async function main() {
   const settings = readSettings();
   const report = startReport("mainnet", settings.smoke);
   const chains = await openChains(settings);
   const { scenario, node, sparse } = chains;
   const deploy = scenario.deployment.deployBlock;
-  const sparseChunk = settings["sparse-chunk"];
-  const denseSide = { url: node.rpcUrl, range: { from: deploy, to: scenario.head }, chunkSize: 4 };
-  const sparseRange = { from: deploy, to: sparse.sparseHead };
-  const sparseSide = { url: sparse.url, range: sparseRange, chunkSize: sparseChunk };
   try {
-    // Each limit asks for the blocks in the largest span that passes: the dense chain in the
-    // backfill bench's chunks (4 blocks, under the result cap), the sparse one in the provider's.
-    log("limit: eth_getLogs + COPY through the provider, dense then sparse");
-    const denseLimit = await limitThrough(chains, denseSide);
-    sparse.resetOverhead();
-    const sparseLimit = await limitThrough(chains, { ...sparseSide, chunkSize: PROVIDER_SPAN });
-    const limitOverhead = sparse.overhead();
-    const dense = await backfill(chains, "dense", denseSide);
-    sparse.resetOverhead();
-    const mainnetShaped = await backfill(chains, "sparse", sparseSide);
-    const backfillOverhead = sparse.overhead();
-    const checked = await backfill(chains, "sparse_check", sparseSide, true);
-    const follows = await measureFollows(chains);
+    const figures = await measure(chains);
     report.finish();
-    const draws = 5_000;
-    const shares = bloomShares(
-      settings.fills,
-      settings.seed,
-      scenario.deployment.addresses.staker,
-      draws,
-    );
-    const figures = {
-      dense,
-      denseLimit,
-      mainnetShaped,
-      sparseLimit,
-      checked,
-      follows,
-      draws,
-      shares,
-    };
-    printTables(chains, report.load, { ...figures, backfillOverhead, limitOverhead });
+    printTables(chains, report.load, figures);
+    const { dense, denseLimit, mainnetShaped, sparseLimit, checked, follows } = figures;
     await report.write({
       parameters: {
         seed: settings.seed,
@@ -326,7 +322,7 @@ async function main() {
         provider: settings.provider,
         providerSpan: PROVIDER_SPAN,
         chunkSizeDense: 4,
-        chunkSizeSparse: sparseChunk,
+        chunkSizeSparse: settings["sparse-chunk"],
         followFills: settings.fills,
         tailBlocks: TAIL_BLOCKS,
       },
@@ -336,8 +332,8 @@ async function main() {
         sparse: { backfill: mainnetShaped, limit: sparseLimit },
         sparseWithCheckNode: checked,
         follow: follows,
-        bloomShares: shares,
-        sparseNodeOverhead: { backfill: backfillOverhead, limit: limitOverhead },
+        bloomShares: figures.shares,
+        sparseNodeOverhead: figures.overhead,
       },
       ratios: {
         dense_over_limit: over(dense, denseLimit),
@@ -357,27 +353,16 @@ async function main() {
 }
 
 type Backfilled = Awaited<ReturnType<typeof backfill>>;
-type Overhead = ReturnType<SparseChain["overhead"]>;
 
 /** The report's figures as tables and lines on stdout. */
 function printTables(
   { scenario, settings }: Chains,
   load: { before: number[]; after: number[] },
-  f: {
-    dense: Backfilled;
-    denseLimit: Awaited<ReturnType<typeof limitThrough>>;
-    mainnetShaped: Backfilled;
-    sparseLimit: Awaited<ReturnType<typeof limitThrough>>;
-    checked: Backfilled;
-    follows: Awaited<ReturnType<typeof measureFollows>>;
-    draws: number;
-    shares: ReturnType<typeof bloomShares>;
-    backfillOverhead: Overhead;
-    limitOverhead: Overhead;
-  },
+  f: Awaited<ReturnType<typeof measure>>,
 ) {
   const { provider } = settings;
-  const { dense, denseLimit, mainnetShaped, sparseLimit, checked, backfillOverhead } = f;
+  const { dense, denseLimit, mainnetShaped, sparseLimit, checked } = f;
+  const { backfill: backfillOverhead, limit: limitOverhead } = f.overhead;
   const chains = [
     { name: "dense", run: dense, limit: denseLimit, chunk: 4 },
     {
@@ -419,13 +404,13 @@ function printTables(
       "over budget": (run) => run.rpc.callsOverBudget,
       "calls by method": (run) => byCount(run.rpc.byMethod),
     }),
-    `blooms that admit the staker by chance, of ${f.draws} random ones at each fill: ${f.shares.map(({ fill, admitted }) => `${fill} full: ${admitted}`).join(", ")}`,
+    `blooms that admit the staker by chance, of ${BLOOM_DRAWS} random ones at each fill: ${f.shares.map(({ fill, admitted }) => `${fill} full: ${admitted}`).join(", ")}`,
     [
       `logs in eth_getLogs answers (their size, beside their count): dense ${dense.rpc.logsAnswered} (limit ${denseLimit.rpc.logsAnswered}), sparse ${mainnetShaped.rpc.logsAnswered} (limit ${sparseLimit.rpc.logsAnswered})`,
       `worker CPU: dense ${dense.workerCpuSeconds} s, sparse ${mainnetShaped.workerCpuSeconds} s; the sparse run's calls at the budget take ${round(mainnetShaped.rpc.calls / provider.requestsPerSecond, 1)} s`,
       `state reads (eth_call, eth_getCode): dense ${readsBy(dense)}; sparse ${readsBy(mainnetShaped)}`,
     ].join("\n"),
-    `the sparse node's own time: ${round(backfillOverhead.ownMicrosPerRequest, 0)} µs per HTTP request over ${backfillOverhead.requests} requests in the backfill (${round(backfillOverhead.ownMs / 1000, 2)} s of ${mainnetShaped.seconds} s), ${round(f.limitOverhead.ownMicrosPerRequest, 0)} µs in the limit`,
+    `the sparse node's own time: ${round(backfillOverhead.ownMicrosPerRequest, 0)} µs per HTTP request over ${backfillOverhead.requests} requests in the backfill (${round(backfillOverhead.ownMs / 1000, 2)} s of ${mainnetShaped.seconds} s), ${round(limitOverhead.ownMicrosPerRequest, 0)} µs in the limit`,
   );
 }
 

@@ -116,6 +116,8 @@ export async function openScratch(label: string, existingDatabaseUrl?: string) {
   };
 }
 
+export type Scratch = Awaited<ReturnType<typeof openScratch>>;
+
 export type RunSettings = {
   label: string;
   /** Where this process's indexer reads: the node itself, never the proxy being measured. */
