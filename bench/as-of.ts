@@ -21,14 +21,10 @@ import { sql } from "drizzle-orm";
 import { createCitizensService } from "../api/modules/citizens/service.ts";
 import { openReads } from "../api/reads.ts";
 import { createDatabase } from "../db/client.ts";
-import { createScratchDatabase } from "../scratch/database.ts";
-import {
-  autovacuumIsOn,
-  defaultCitizens,
-  writeHistory,
-} from "../test/support/synthetic-history.ts";
+import { defaultCitizens } from "../test/support/synthetic-history.ts";
 import { flag, readFlags, runMain } from "./support/flags.ts";
-import { loadAverage, log, percentile, round, table } from "./support/report.ts";
+import { writeScratchHistory } from "./support/harness.ts";
+import { chunkWriteTable, loadAverage, log, percentile, round, table } from "./support/report.ts";
 
 type SampleRow = { season: number; citizen_id: string; staker: string; block: string };
 
@@ -131,56 +127,32 @@ runMain(async () => {
   const at = flags.at.filter((point) => point <= events);
   const chunkEvents = flags.chunk;
   const citizens = flags.citizens ?? defaultCitizens(events);
-  const database = await createScratchDatabase("bench_as_of");
-  const { db, close } = createDatabase(database.url, { max: 1 });
-  try {
-    log(`staging ${events} synthetic events (load ${loadAverage().join(" ")})`);
-    log(
-      `autovacuum ${(await autovacuumIsOn(db)) ? "on" : "off"} on this server; ${flags.vacuum ? "vacuuming between chunks (untimed) where autovacuum would" : "no vacuum between chunks"}`,
-    );
-    const writes: string[][] = [];
-    const answers: string[][] = [];
-    await writeHistory(db, {
-      events,
-      citizens,
-      chunkEvents,
-      at,
-      vacuum: flags.vacuum,
-      onPoint: async (point) => {
-        writes.push([`${point.storedEvents}`, `${point.chunkWriteMs}`, `${point.load1m}`]);
-        log(`${point.storedEvents} events stored: chunk write ${point.chunkWriteMs} ms`);
-        await db.execute(sql`analyze`);
-        const rows = await compare(database.url, requests, rounds, point.indexedBlock);
-        for (const row of rows) {
-          answers.push([`${point.storedEvents}`, ...row, `${round(os.loadavg()[0]!, 1)}`]);
-        }
-      },
-    });
-    log(
-      `chunk writes (${chunkEvents} events each, median of the last 3):\n${table([
-        ["stored events", "chunk write ms", "load 1m"],
-        ...writes,
-      ])}`,
-    );
-    log(
-      `answers, ms per call through the API's statements (no HTTP, no response cache), ${rounds} alternating rounds of ${requests}:\n${table(
+  log(`staging ${events} synthetic events (load ${loadAverage().join(" ")})`);
+  const answers: string[][] = [];
+  const options = { events, citizens, chunkEvents, at, vacuum: flags.vacuum };
+  const writes = await writeScratchHistory("bench_as_of", options, async (point, { db, url }) => {
+    await db.execute(sql`analyze`);
+    const rows = await compare(url, requests, rounds, point.indexedBlock);
+    for (const row of rows) {
+      answers.push([`${point.storedEvents}`, ...row, `${round(os.loadavg()[0]!, 1)}`]);
+    }
+  });
+  log(chunkWriteTable(writes, chunkEvents));
+  log(
+    `answers, ms per call through the API's statements (no HTTP, no response cache), ${rounds} alternating rounds of ${requests}:\n${table(
+      [
         [
-          [
-            "stored events",
-            "path",
-            "now p50",
-            "as-of p50",
-            "p99 now / as-of",
-            "as-of / now per round",
-            "≤ 2×",
-            "load 1m",
-          ],
-          ...answers,
+          "stored events",
+          "path",
+          "now p50",
+          "as-of p50",
+          "p99 now / as-of",
+          "as-of / now per round",
+          "≤ 2×",
+          "load 1m",
         ],
-      )}`,
-    );
-  } finally {
-    await close();
-    await database.drop();
-  }
+        ...answers,
+      ],
+    )}`,
+  );
 });

@@ -30,16 +30,20 @@ import { readFile } from "node:fs/promises";
 import { encodeFunctionData } from "viem";
 import { mainnetStakerAbi as stakerAbi } from "../contracts/generated/MainnetStaker.ts";
 import { staticCallBatchAbi } from "../contracts/generated/StaticCallBatch.ts";
-import { createDatabase } from "../db/client.ts";
 import { identityAbi, s1CitizenAbi, s2CitizenAbi, vaultAbi } from "../indexer/chain/token-abis.ts";
 import { fetchRange } from "../indexer/fetch/fetch-range.ts";
-import { createScratchDatabase } from "../scratch/database.ts";
 import { type RpcProxy, type RpcTally, startRpcProxy } from "../test/support/rpc-proxy.ts";
-import { writeHistory } from "../test/support/synthetic-history.ts";
 import { functionNames } from "../test/support/view-calls.ts";
 import { printTables, ratiosOf, summarize, TARGETS } from "./support/backfill-tables.ts";
 import { flag, readFlags, runMain } from "./support/flags.ts";
-import { chunks, type LimitRun, measureLimit, openRun, rpc } from "./support/harness.ts";
+import {
+  chunks,
+  type LimitRun,
+  measureLimit,
+  openRun,
+  rpc,
+  writeScratchHistory,
+} from "./support/harness.ts";
 import {
   coresBetween,
   cpuByRole,
@@ -355,22 +359,7 @@ async function measureHistory(at: number[], vacuum: boolean) {
   log(
     `chunk write against stored history: chunks of ${HISTORY.chunkEvents} events over ${HISTORY.citizens} citizens`,
   );
-  const database = await createScratchDatabase("bench_history");
-  const { db, close } = createDatabase(database.url, { max: 1 });
-  try {
-    const events = Math.max(...at);
-    return await writeHistory(db, {
-      ...HISTORY,
-      events,
-      at,
-      vacuum,
-      onPoint: async (point) =>
-        log(`  ${point.storedEvents} events stored: chunk write ${point.chunkWriteMs} ms`),
-    });
-  } finally {
-    await close();
-    await database.drop();
-  }
+  return writeScratchHistory("bench_history", { ...HISTORY, events: Math.max(...at), at, vacuum });
 }
 
 function readSettings() {

@@ -12,6 +12,7 @@ import { pipeline } from "node:stream/promises";
 import postgres from "postgres";
 import { type Address, http, type RpcLog } from "viem";
 import { STAKER_TOPICS } from "../../contracts/staker-events.ts";
+import { createDatabase } from "../../db/client.ts";
 import { freePort, startAnvil } from "../../devnet/anvil.ts";
 import { createDevnetClient } from "../../devnet/client.ts";
 import { deployDevnet } from "../../devnet/deploy.ts";
@@ -19,8 +20,13 @@ import { Scenario } from "../../devnet/scenario.ts";
 import { createIndexer } from "../../indexer/indexer.ts";
 import { createScratchDatabase } from "../../scratch/database.ts";
 import { createScratchRedisPrefix } from "../../scratch/redis.ts";
+import {
+  autovacuumIsOn,
+  type ChunkWritePoint,
+  writeHistory,
+} from "../../test/support/synthetic-history.ts";
 import { type Child, coresBetween, cpuByRole, spawnBun } from "./processes.ts";
-import { round } from "./report.ts";
+import { log, round } from "./report.ts";
 
 export class RunStalled extends Error {
   override name = "RunStalled";
@@ -301,3 +307,35 @@ export async function measureLimit(
 }
 
 export type LimitRun = Awaited<ReturnType<typeof measureLimit>>;
+
+type HistoryOptions = Omit<Parameters<typeof writeHistory>[1], "onPoint">;
+type Database = ReturnType<typeof createDatabase>["db"];
+
+/**
+ * The synthetic history (test/support/synthetic-history.ts) written into a scratch database chunk
+ * by chunk as the indexer writes it, timed at each `at` point, where `atPoint` then runs too.
+ */
+export async function writeScratchHistory(
+  label: string,
+  options: HistoryOptions,
+  atPoint?: (point: ChunkWritePoint, database: { url: string; db: Database }) => Promise<void>,
+) {
+  const database = await createScratchDatabase(label);
+  const { db, close } = createDatabase(database.url, { max: 1 });
+  try {
+    const vacuum = options.vacuum
+      ? "vacuuming between chunks (untimed) where autovacuum would"
+      : "no vacuum between chunks";
+    log(`autovacuum ${(await autovacuumIsOn(db)) ? "on" : "off"} on this server; ${vacuum}`);
+    return await writeHistory(db, {
+      ...options,
+      onPoint: async (point) => {
+        log(`  ${point.storedEvents} events stored: chunk write ${point.chunkWriteMs} ms`);
+        await atPoint?.(point, { url: database.url, db });
+      },
+    });
+  } finally {
+    await close();
+    await database.drop();
+  }
+}

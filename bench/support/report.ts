@@ -10,6 +10,7 @@ import postgres from "postgres";
 import { anvilBinaryPath } from "../../devnet/anvil.ts";
 import { config } from "../../lib/config.ts";
 import { openRedis } from "../../lib/redis.ts";
+import type { ChunkWritePoint } from "../../test/support/synthetic-history.ts";
 
 export const RESULTS_DIR = join(import.meta.dir, "..", "results");
 
@@ -136,6 +137,17 @@ export function columns<T>(items: readonly T[], spec: Record<string, (item: T) =
 /** Each block on stdout after a blank line. */
 export function print(...blocks: string[]): void {
   for (const block of blocks) console.log(`\n${block}`);
+}
+
+/** The chunk write time at each point of a stored history (backfill and as-of benches). */
+export function chunkWriteTable(points: ChunkWritePoint[], chunkEvents: number, citizens?: number) {
+  const touched = citizens === undefined ? "" : `, ${citizens} citizens touched`;
+  const title = `chunk write (${chunkEvents} events${touched}; median of the last 3 chunks)`;
+  return `${title}\n${columns(points, {
+    "stored events": (point) => point.storedEvents,
+    "chunk write ms": (point) => point.chunkWriteMs,
+    "load 1m": (point) => point.load1m,
+  })}`;
 }
 
 /** A target: the figure at least, at most, or below a bound. */
