@@ -36,14 +36,8 @@ import { type RpcProxy, type RpcTally, startRpcProxy } from "../test/support/rpc
 import { functionNames } from "../test/support/view-calls.ts";
 import { printTables, ratiosOf, summarize, TARGETS } from "./support/backfill-tables.ts";
 import { flag, readFlags, runMain } from "./support/flags.ts";
-import {
-  chunks,
-  type LimitRun,
-  measureLimit,
-  openRun,
-  rpc,
-  writeScratchHistory,
-} from "./support/harness.ts";
+import { openRun, rpc, writeScratchHistory } from "./support/harness.ts";
+import { chunks, type LimitRun, measureLimit } from "./support/limit.ts";
 import {
   coresBetween,
   cpuByRole,

@@ -22,7 +22,8 @@ import { bloomWithFill } from "../test/support/busy-blocks.ts";
 import { type ProviderNodeStats, startProviderNode } from "../test/support/provider-node.ts";
 import { type SparseChain, spreadBlocks, startSparseChain } from "../test/support/sparse-chain.ts";
 import { BadFlag, flag, readFlags, runMain } from "./support/flags.ts";
-import { measureLimit, openRun, rpc } from "./support/harness.ts";
+import { openRun, rpc } from "./support/harness.ts";
+import { measureLimit } from "./support/limit.ts";
 import {
   byCount,
   columns,

@@ -1,17 +1,13 @@
 /**
- * The run harness the indexing benchmarks share (backfill, mainnet-shaped, lag, API, missing-log
- * check): a scratch database and Redis prefix, the child processes a run starts (`worker`,
- * `follow`, the API) with the settings they share, waits that fail as soon as a child exits or a
- * chunk fails, and everything dropped when the run is disposed (`await using`). A run with an
- * indexer also holds one in this process that queues the chunks and watches the checkpoint,
- * talking to the node itself, so a proxy in front of the children counts their calls alone.
- * Beside it, the raw limit the backfills are held against: eth_getLogs and COPY.
+ * The run harness every benchmark shares: a devnet with a scenario prepared, a scratch database
+ * and Redis prefix, the child processes a run starts (`worker`, `follow`, the API and its
+ * baselines) with the settings they share, waits that fail as soon as a child exits or a chunk
+ * fails, and everything dropped when the run is disposed (`await using`). A run with an indexer
+ * also holds one in this process that queues the chunks and watches the checkpoint, talking to
+ * the node itself, so a proxy in front of the children counts their calls alone. Beside them,
+ * the stored history the chunk writes are timed against.
  */
-import { Readable } from "node:stream";
-import { pipeline } from "node:stream/promises";
-import postgres from "postgres";
-import { type Address, http, type RpcLog } from "viem";
-import { STAKER_TOPICS } from "../../contracts/staker-events.ts";
+import { type Address, http } from "viem";
 import { createDatabase } from "../../db/client.ts";
 import { freePort, startAnvil } from "../../devnet/anvil.ts";
 import { createDevnetClient } from "../../devnet/client.ts";
@@ -25,8 +21,8 @@ import {
   type ChunkWritePoint,
   writeHistory,
 } from "../../test/support/synthetic-history.ts";
-import { type Child, coresBetween, cpuByRole, spawnBun } from "./processes.ts";
-import { log, round } from "./report.ts";
+import { type Child, spawnBun } from "./processes.ts";
+import { log } from "./report.ts";
 
 export class RunStalled extends Error {
   override name = "RunStalled";
@@ -227,86 +223,6 @@ export async function openRun(settings: RunSettings) {
     },
   };
 }
-
-/** Blocks [from, to] in ranges of `size` blocks. */
-export function chunks(from: bigint, to: bigint, size: number) {
-  const ranges: { from: bigint; to: bigint }[] = [];
-  for (let start = from; start <= to; start += BigInt(size)) {
-    const end = start + BigInt(size) - 1n;
-    ranges.push({ from: start, to: end < to ? end : to });
-  }
-  return ranges;
-}
-
-/**
- * The limit: the staker's logs of `range` fetched with raw eth_getLogs chunk by chunk from `url`
- * (the node itself or a proxy in front of it), the next fetch overlapping the current COPY of
- * the raw rows into a scratch table. What moving the data alone costs.
- */
-export async function measureLimit(
-  chain: { url: string; anvilPid: number; staker: Address },
-  range: { from: bigint; to: bigint },
-  chunkSize: number,
-) {
-  const database = await createScratchDatabase("bench_limit");
-  const sql = postgres(database.url, { max: 1, onnotice: () => {} });
-  const request = rpc(chain.url);
-  try {
-    await sql`create table raw_logs (
-      block_number bigint not null, log_index integer not null, block_hash text not null,
-      transaction_hash text not null, topics text[] not null, data text not null,
-      primary key (block_number, log_index))`;
-    const ranges = chunks(range.from, range.to, chunkSize);
-    const cpuBefore = await cpuByRole({ anvil: chain.anvilPid });
-    const started = performance.now();
-    let [fetchMs, copyMs, events] = [0, 0, 0];
-    const fetchLogs = async ({ from, to }: { from: bigint; to: bigint }) => {
-      const begun = performance.now();
-      const filter = { fromBlock: `0x${from.toString(16)}`, toBlock: `0x${to.toString(16)}` };
-      const logs = (await request({
-        method: "eth_getLogs",
-        params: [{ address: chain.staker, ...filter, topics: [STAKER_TOPICS] }],
-      })) as RpcLog[];
-      fetchMs += performance.now() - begun;
-      return logs;
-    };
-    let next = fetchLogs(ranges[0]!);
-    for (let index = 0; index < ranges.length; index++) {
-      const logs = await next;
-      if (index + 1 < ranges.length) next = fetchLogs(ranges[index + 1]!);
-      if (logs.length === 0) continue;
-      const begun = performance.now();
-      // COPY text format: tab-separated, one row a line; hex needs no escaping.
-      const rows = logs.map(
-        (entry) =>
-          `${BigInt(entry.blockNumber!)}\t${Number(entry.logIndex)}\t${entry.blockHash}\t${entry.transactionHash}\t{${entry.topics.join(",")}}\t${entry.data}\n`,
-      );
-      const writable =
-        await sql`copy raw_logs (block_number, log_index, block_hash, transaction_hash, topics, data) from stdin`.writable();
-      await pipeline(Readable.from([rows.join("")]), writable);
-      copyMs += performance.now() - begun;
-      events += logs.length;
-    }
-    const seconds = (performance.now() - started) / 1000;
-    const cores = coresBetween(cpuBefore, await cpuByRole({ anvil: chain.anvilPid }), seconds);
-    const [stored] = await sql<{ count: string }[]>`select count(*)::text as count from raw_logs`;
-    return {
-      events,
-      storedRows: Number(stored?.count ?? 0),
-      chunks: ranges.length,
-      seconds: round(seconds, 3),
-      eventsPerSecond: round(events / seconds, 0),
-      fetchSeconds: round(fetchMs / 1000, 3),
-      copySeconds: round(copyMs / 1000, 3),
-      cores: { anvil: cores.anvil, postgres: cores.postgres, bench: cores.bench },
-    };
-  } finally {
-    await sql.end({ timeout: 5 });
-    await database.drop();
-  }
-}
-
-export type LimitRun = Awaited<ReturnType<typeof measureLimit>>;
 
 type HistoryOptions = Omit<Parameters<typeof writeHistory>[1], "onPoint">;
 type Database = ReturnType<typeof createDatabase>["db"];
