@@ -328,14 +328,13 @@ async function measure(settings: Settings, url: string, indexed: Indexed, target
     string,
     Awaited<ReturnType<typeof start>> & { peakRss: () => Promise<number> }
   >();
-  for (const target of targets) {
-    const name = serverName(target.server);
-    if (running.has(name)) continue;
-    const server = await start(target.server);
-    running.set(name, { ...server, peakRss: trackPeakRss(server.child).stop });
-  }
   const serverOf = (target: LoadTarget) => running.get(serverName(target.server))!;
   try {
+    for (const { server } of targets) {
+      if (running.has(serverName(server))) continue;
+      const started = await start(server);
+      running.set(serverName(server), { ...started, peakRss: trackPeakRss(started.child).stop });
+    }
     for (const target of targets) {
       await target.prepare?.(serverOf(target).base);
       if (warmup > 0) await wrk(serverOf(target).base, target.requests, warmup);
