@@ -25,28 +25,21 @@ import postgres from "postgres";
 import { createDatabase } from "../db/client.ts";
 import { ensureDatabase, runMigrations } from "../db/migrate.ts";
 import { createToken } from "../db/tokens.ts";
-import { freePort } from "../devnet/anvil.ts";
 import { config } from "../lib/config.ts";
 import { flag, readFlags, runMain } from "./support/flags.ts";
-import { openRun } from "./support/harness.ts";
+import { openRun, openScratch, profileArgs } from "./support/harness.ts";
+import { cpuSecondsOf, cpuSecondsOfCommand, trackPeakRss } from "./support/processes.ts";
 import {
-  type Child,
-  cpuSecondsOf,
-  cpuSecondsOfCommand,
-  spawnBun,
-  trackPeakRss,
-} from "./support/processes.ts";
-import {
-  loadAverage,
+  columns,
   log,
   machine,
   median,
+  print,
   RESULTS_DIR,
   round,
+  startReport,
   type Target,
-  table,
   targetTable,
-  writeReport,
 } from "./support/report.ts";
 import { defaultWallets, loadScenario, type ScenarioSpec } from "./support/scenario-cache.ts";
 import {
@@ -100,7 +93,7 @@ type Server =
   | { kind: "primary-key"; client: "postgres.js" | "bun-sql"; pool: number }
   | { kind: "api"; pool: number; cache: boolean };
 
-type Target_ = {
+type LoadTarget = {
   key: string;
   label: string;
   server: Server;
@@ -141,21 +134,17 @@ function readSettings() {
 
 async function main() {
   const settings = readSettings();
-  const startedAt = new Date().toISOString();
   const url = await indexedDatabase(settings.spec);
-  const loadBefore = loadAverage();
-  const indexed = await readIndexed(url, startedAt);
-  const { targets, results, soak } = await measure(settings, url, indexed);
-  const loadAfter = loadAverage();
+  const report = startReport("api", settings.smoke);
+  const indexed = await readIndexed(url, report.startedAt);
+  const targets = await loadTargets(settings, indexed);
+  const { results, soak } = await measure(settings, url, indexed, targets);
+  report.finish();
   const compared = compare(targets, results, soak);
-  printTables(settings, indexed, targets, results, compared, [loadBefore, loadAfter]);
-  const { best, ratios, byRound } = compared;
-  const { spec, connections, threads, duration, warmup, smoke } = settings;
+  printTables(settings, indexed, targets, results, compared, report.load);
+  const { spec, connections, threads, duration, warmup } = settings;
   const { rows, s1, s2, wallets, asOfBlock } = indexed;
-  await writeReport({
-    name: "api",
-    smoke,
-    startedAt,
+  await report.write({
     parameters: {
       ...spec,
       connections,
@@ -171,13 +160,11 @@ async function main() {
       stakerWallets: wallets.length,
       apiLogLevel: "warn",
       wrk: await wrkVersion(),
-      base: best.key,
+      base: compared.best.key,
       asOfBlock,
-      loadAverageBefore: loadBefore,
-      loadAverageAfter: loadAfter,
     },
-    raw: { ...results, soak, byRound },
-    ratios,
+    raw: { ...results, soak, byRound: compared.byRound },
+    ratios: compared.ratios,
     notes: [
       "each server runs in its own process, and wrk in its own process, on the same machine",
       "CPU columns are cores used during the measured run (postgres: every postgres process on the machine)",
@@ -196,7 +183,6 @@ async function readIndexed(url: string, startedAt: string) {
   const [indexed] = await sql<{ block: string }[]>`
     select max(indexed_block)::text as block from indexer_checkpoints`;
   await sql.end({ timeout: 5 });
-  const asOfBlock = indexed!.block;
   const s1 = rows.filter((row) => row.season === 1);
   const s2 = rows.filter((row) => row.season === 2);
   const wallets = [...new Set(rows.map((row) => row.staker))];
@@ -207,8 +193,7 @@ async function readIndexed(url: string, startedAt: string) {
   const handle = createDatabase(url, { max: 1 });
   const { token } = await createToken(handle.db, `bench-api-${startedAt}`);
   await handle.close();
-
-  return { rows, s1, s2, wallets, asOfBlock, token };
+  return { rows, s1, s2, wallets, asOfBlock: indexed!.block, token };
 }
 
 type Indexed = Awaited<ReturnType<typeof readIndexed>>;
@@ -218,13 +203,8 @@ type Measured = Omit<Round, "requests" | "seconds" | "maxMs"> & {
   rounds: Round[];
 };
 
-/**
- * Every server in its own process, side by side; each target's rounds of wrk, in turn; then the
- * soak against the uncached API.
- */
-async function measure(settings: Settings, url: string, indexed: Indexed) {
-  const { spec, connections, threads, duration, warmup } = settings;
-  const { rows, s1, s2, wallets, asOfBlock, token } = indexed;
+/** The servers and what each target asks of one, its requests written to files for wrk. */
+async function loadTargets({ spec }: Settings, { s1, s2, wallets, asOfBlock, token }: Indexed) {
   const files = join(RESULTS_DIR, "cache");
   await mkdir(files, { recursive: true });
   // Named by scenario: a smoke run (the test suite's) must not overwrite a full run's requests.
@@ -244,43 +224,6 @@ async function measure(settings: Settings, url: string, indexed: Indexed) {
     listAsOf: await writeRequests(requestFile("list-as-of"), listRequests(asOf)),
     s1Conditional: requestFile("s1-conditional"),
   };
-
-  let profiles = 0;
-  const start = (server: Server, port: number) => {
-    const env: Record<string, string> = {
-      DATABASE_URL: url,
-      REDIS_URL: config.redis.url,
-      QUEUE_PREFIX: `cs-bench-api-${process.pid}`,
-      HOST: "127.0.0.1",
-      PORT: String(port),
-      // One token far past any real limit; the limiter's bookkeeping still runs.
-      RATE_LIMIT_PER_MINUTE: "1000000000",
-      LOG_LEVEL: "warn",
-    };
-    const name = `api-bench-${serverName(server)}`;
-    if (server.kind === "primary-key") {
-      return spawnBun(
-        name,
-        ["bench/servers/primary-key.ts", server.client, String(server.pool)],
-        env,
-      );
-    }
-    const profile = settings["cpu-prof"]
-      ? [
-          "--cpu-prof-md",
-          "--cpu-prof-dir=bench/results/profiles",
-          `--cpu-prof-name=${name}-${profiles++}.md`,
-        ]
-      : [];
-    return spawnBun(name, [...profile, "api/main.ts"], {
-      ...env,
-      DB_POOL_SIZE: String(server.pool),
-      RESPONSE_CACHE_ENTRIES: server.cache ? String(rows.length + wallets.length + 1_000) : "0",
-    });
-  };
-
-  const wrk = (base: string, requestsFile: string, seconds: number) =>
-    runWrk({ base, token, requestsFile, connections, threads, seconds });
 
   /** For 304s: one GET per citizen (a sample) to learn its current ETag. */
   const collectEtags = async (serverBase: string) => {
@@ -304,7 +247,7 @@ async function measure(settings: Settings, url: string, indexed: Indexed) {
   const cached: Server = { kind: "api", pool: apiPool, cache: true };
   const other: Server = { kind: "api", pool: otherPool, cache: false };
   const on = (key: string, label: string, server: Server, requests: keyof typeof requestFiles) =>
-    ({ key, label, server, requests: requestFiles[requests] }) as Target_;
+    ({ key, label, server, requests: requestFiles[requests] }) as LoadTarget;
   const bare = (client: "postgres.js" | "bun-sql", pool: number) =>
     on(
       `base_${client.replace(/[.-]/g, "")}_pool${pool}`,
@@ -312,7 +255,7 @@ async function measure(settings: Settings, url: string, indexed: Indexed) {
       { kind: "primary-key", client, pool },
       "s1",
     );
-  const targets: Target_[] = [
+  return [
     bare("postgres.js", 1),
     bare("postgres.js", 4),
     // The API's own client and pool (DB_POOL_SIZE 1): the fair bare twin of its hot reads.
@@ -332,98 +275,110 @@ async function measure(settings: Settings, url: string, indexed: Indexed) {
       prepare: collectEtags,
     },
   ];
+}
 
-  /** Per target: the median of its rounds. */
-  const results: Record<string, Measured> = {};
-  const soak: WrkResult[] = [];
+/** The figures of a target's rounds: medians, and the errors summed. */
+function middleOf(rounds: Round[]): Measured {
+  const middle = (of: (r: Round) => number) => median(rounds.map(of));
+  const sum = (of: (r: Round) => number) => rounds.reduce((total, r) => total + of(r), 0);
+  return {
+    requestsPerSecond: middle((r) => r.requestsPerSecond),
+    p50Ms: middle((r) => r.p50Ms),
+    p99Ms: middle((r) => r.p99Ms),
+    errors: sum((r) => r.errors),
+    statusErrors: sum((r) => r.statusErrors),
+    serverCores: middle((r) => r.serverCores),
+    postgresCores: middle((r) => r.postgresCores),
+    loaderCores: middle((r) => r.loaderCores),
+    serverPeakRssBytes: 0,
+    rounds,
+  };
+}
+
+/**
+ * Every server in its own process, side by side; each target's rounds of wrk, in turn; then the
+ * soak against the uncached API.
+ */
+async function measure(settings: Settings, url: string, indexed: Indexed, targets: LoadTarget[]) {
+  const { connections, threads, duration, warmup } = settings;
+  const { rows, wallets, token } = indexed;
+  const wrk = (base: string, requestsFile: string, seconds: number) =>
+    runWrk({ base, token, requestsFile, connections, threads, seconds });
+  await using run = await openScratch("bench_api", url);
+  let profiles = 0;
+  const start = (server: Server) => {
+    const name = `api-bench-${serverName(server)}`;
+    if (server.kind === "primary-key") {
+      return run.serve(name, ["bench/servers/primary-key.ts", server.client, String(server.pool)]);
+    }
+    return run.serve(
+      name,
+      [...profileArgs(settings["cpu-prof"], `${name}-${profiles++}`), "api/main.ts"],
+      {
+        DB_POOL_SIZE: String(server.pool),
+        RESPONSE_CACHE_ENTRIES: server.cache ? String(rows.length + wallets.length + 1_000) : "0",
+      },
+    );
+  };
 
   // Every server runs side by side (each on its own port, idle while another is measured), and
   // the targets take turns round by round: load from other work on a shared machine then falls
   // on all of them alike instead of on whichever ran during a busy minute.
   const running = new Map<
     string,
-    { child: Child; base: string; rss: ReturnType<typeof trackPeakRss> }
+    Awaited<ReturnType<typeof start>> & { peakRss: () => Promise<number> }
   >();
+  const serverOf = (target: LoadTarget) => running.get(serverName(target.server))!;
   try {
-    for (const target of targets) {
-      const name = serverName(target.server);
-      if (running.has(name)) continue;
-      const port = await freePort();
-      const child = start(target.server, port);
-      const base = `http://127.0.0.1:${port}`;
-      running.set(name, { child, base, rss: trackPeakRss(child) });
-      await waitForServer(`${base}/healthz`, child);
+    for (const { server } of targets) {
+      if (running.has(serverName(server))) continue;
+      const started = await start(server);
+      running.set(serverName(server), { ...started, peakRss: trackPeakRss(started.child).stop });
     }
-    const serverOf = (target: Target_) => running.get(serverName(target.server))!;
     for (const target of targets) {
       await target.prepare?.(serverOf(target).base);
       if (warmup > 0) await wrk(serverOf(target).base, target.requests, warmup);
     }
-    const rounds: Record<string, Round[]> = Object.fromEntries(
-      targets.map((target) => [target.key, []]),
-    );
+    const rounds = new Map<LoadTarget, Round[]>(targets.map((target) => [target, []]));
     for (let n = 0; n < settings.rounds; n++) {
       for (const target of targets) {
         const { child, base } = serverOf(target);
-        const before = {
-          server: await cpuSecondsOf(child.pid),
-          postgres: await cpuSecondsOfCommand("postgres"),
-        };
+        const server = await cpuSecondsOf(child.pid);
+        const postgres = await cpuSecondsOfCommand("postgres");
         const result = await wrk(base, target.requests, duration);
         const cores = (cpu: number) => round(cpu / result.seconds, 2);
-        rounds[target.key]!.push({
+        rounds.get(target)!.push({
           ...result,
-          serverCores: cores((await cpuSecondsOf(child.pid)) - before.server),
-          postgresCores: cores((await cpuSecondsOfCommand("postgres")) - before.postgres),
+          serverCores: cores((await cpuSecondsOf(child.pid)) - server),
+          postgresCores: cores((await cpuSecondsOfCommand("postgres")) - postgres),
         });
         log(
           `round ${n + 1}/${settings.rounds} ${target.label}: ${result.requestsPerSecond} req/s, p99 ${result.p99Ms} ms`,
         );
       }
     }
-    for (const target of targets) {
-      const all = rounds[target.key]!;
-      const middle = (of: (r: Round) => number) => median(all.map(of));
-      const sum = (of: (r: Round) => number) => all.reduce((total, r) => total + of(r), 0);
-      results[target.key] = {
-        requestsPerSecond: middle((r) => r.requestsPerSecond),
-        p50Ms: middle((r) => r.p50Ms),
-        p99Ms: middle((r) => r.p99Ms),
-        errors: sum((r) => r.errors),
-        statusErrors: sum((r) => r.statusErrors),
-        serverCores: middle((r) => r.serverCores),
-        postgresCores: middle((r) => r.postgresCores),
-        loaderCores: middle((r) => r.loaderCores),
-        serverPeakRssBytes: 0,
-        rounds: all,
-      };
-    }
     // The soak: consecutive runs against one API process that has already served every round,
     // so anything that grows per request shows as a falling rate.
-    const soakServer = serverOf(targets.find((target) => target.key === "uncached_s1")!);
-    for (let run = 0; run < settings.soakRuns; run++) {
-      const result = await wrk(soakServer.base, requestFiles.s1, settings["soak-interval"]);
-      soak.push(result);
-      log(`soak ${run + 1}/${settings.soakRuns}: ${result.requestsPerSecond} req/s`);
+    const soakTarget = targets.find((target) => target.key === "uncached_s1")!;
+    const soak: WrkResult[] = [];
+    for (let n = 0; n < settings.soakRuns; n++) {
+      soak.push(
+        await wrk(serverOf(soakTarget).base, soakTarget.requests, settings["soak-interval"]),
+      );
+      log(`soak ${n + 1}/${settings.soakRuns}: ${soak.at(-1)!.requestsPerSecond} req/s`);
     }
+    const results: Record<string, Measured> = {};
+    for (const [target, all] of rounds) {
+      const serverPeakRssBytes = await serverOf(target).peakRss();
+      results[target.key] = { ...middleOf(all), serverPeakRssBytes };
+    }
+    return { results, soak };
   } finally {
-    for (const [name, server] of running) {
-      const peak = await server.rss.stop();
-      for (const target of targets) {
-        const result = results[target.key];
-        if (serverName(target.server) === name && result) result.serverPeakRssBytes = peak;
-      }
-      await server.child.stop();
-    }
+    for (const server of running.values()) await server.peakRss();
   }
-
-  return { targets, results, soak };
 }
-
-type Measurement = Awaited<ReturnType<typeof measure>>;
-
 /** The API's rates against the fastest bare server ("base"), overall and round by round. */
-function compare(targets: Target_[], results: Measurement["results"], soak: WrkResult[]) {
+function compare(targets: LoadTarget[], results: Record<string, Measured>, soak: WrkResult[]) {
   const baselines = targets.filter((target) => target.server.kind === "primary-key");
   const best = baselines.reduce((a, b) =>
     results[b.key]!.requestsPerSecond > results[a.key]!.requestsPerSecond ? b : a,
@@ -468,60 +423,40 @@ function compare(targets: Target_[], results: Measurement["results"], soak: WrkR
   return { best, base, ratios, soakRates, byRound };
 }
 
+const [fast, cache, tail, soaked, half] = [
+  { atLeast: 0.8 },
+  { atLeast: 1.5 },
+  { atMost: 2 },
+  { atLeast: 0.9 },
+  { atLeast: 0.5 },
+] satisfies Target[];
+
 function printTables(
   { connections, threads, duration }: Settings,
   { rows, wallets }: Indexed,
-  targets: Target_[],
-  results: Measurement["results"],
+  targets: LoadTarget[],
+  results: Record<string, Measured>,
   { best, base, ratios, soakRates, byRound }: ReturnType<typeof compare>,
-  [loadBefore, loadAfter]: [number[], number[]],
+  load: { before: number[]; after: number[] },
 ) {
-  console.log(
-    `\nload average (1, 5, 15 min) before ${loadBefore.join(", ")}, after ${loadAfter.join(", ")}`,
+  const of = (target: LoadTarget) => results[target.key]!;
+  print(
+    `load average (1, 5, 15 min) before ${load.before.join(", ")}, after ${load.after.join(", ")}`,
+    `wrk: ${connections} connections, ${threads} thread(s), ${duration} s each; ${rows.length} staked citizens over ${wallets.length} wallets; CPU in cores (this machine has ${machine().cpus})`,
+    columns(targets, {
+      target: (target) => target.label,
+      "req/s": (target) => of(target).requestsPerSecond,
+      "p50 ms": (target) => round(of(target).p50Ms, 2),
+      "p99 ms": (target) => round(of(target).p99Ms, 2),
+      errors: (target) => of(target).errors,
+      ">=400": (target) => of(target).statusErrors,
+      RSS: (target) => `${Math.round(of(target).serverPeakRssBytes / 1e6)} MB`,
+      server: (target) => of(target).serverCores,
+      postgres: (target) => of(target).postgresCores,
+      wrk: (target) => of(target).loaderCores,
+    }),
+    `base = ${best.label} (${base.requestsPerSecond} req/s, p99 ${base.p99Ms} ms)`,
   );
-  console.log(
-    `\nwrk: ${connections} connections, ${threads} thread(s), ${duration} s each; ${rows.length} staked citizens over ${wallets.length} wallets; CPU in cores (this machine has ${machine().cpus})\n`,
-  );
-  console.log(
-    table([
-      [
-        "target",
-        "req/s",
-        "p50 ms",
-        "p99 ms",
-        "errors",
-        ">=400",
-        "RSS",
-        "server",
-        "postgres",
-        "wrk",
-      ],
-      ...targets.map(({ key, label }) => {
-        const r = results[key]!;
-        const rss = `${Math.round(r.serverPeakRssBytes / 1e6)} MB`;
-        return [
-          label,
-          r.requestsPerSecond,
-          round(r.p50Ms, 2),
-          round(r.p99Ms, 2),
-          r.errors,
-          r.statusErrors,
-          rss,
-          r.serverCores,
-          r.postgresCores,
-          r.loaderCores,
-        ];
-      }),
-    ]),
-  );
-  console.log(`\nbase = ${best.label} (${base.requestsPerSecond} req/s, p99 ${base.p99Ms} ms)`);
-  const [fast, cache, tail, soaked, half] = [
-    { atLeast: 0.8 },
-    { atLeast: 1.5 },
-    { atMost: 2 },
-    { atLeast: 0.9 },
-    { atLeast: 0.5 },
-  ] satisfies Target[];
   console.log(
     targetTable([
       ["uncached s1 / base", ratios.uncached_s1_over_base, fast],
@@ -544,20 +479,6 @@ function printTables(
       .map(([key, values]) => `${key} ${values.join(", ")}`)
       .join("; ")}`,
   );
-}
-
-async function waitForServer(url: string, child: Child) {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    child.assertAlive();
-    const answered = await fetch(url).then(
-      (response) => response.arrayBuffer(),
-      () => undefined,
-    );
-    if (answered) return;
-    if (Date.now() > deadline) throw new ApiBenchFailed(`${child.label} did not answer ${url}`);
-    await Bun.sleep(50);
-  }
 }
 
 if (import.meta.main) runMain(main);

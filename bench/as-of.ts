@@ -21,43 +21,31 @@ import { sql } from "drizzle-orm";
 import { createCitizensService } from "../api/modules/citizens/service.ts";
 import { openReads } from "../api/reads.ts";
 import { createDatabase } from "../db/client.ts";
-import { createScratchDatabase } from "../scratch/database.ts";
-import {
-  autovacuumIsOn,
-  defaultCitizens,
-  writeHistory,
-} from "../test/support/synthetic-history.ts";
+import { defaultCitizens } from "../test/support/synthetic-history.ts";
 import { flag, readFlags, runMain } from "./support/flags.ts";
-import { log, percentile, round, table } from "./support/report.ts";
+import { writeScratchHistory } from "./support/harness.ts";
+import { chunkWriteTable, loadAverage, log, percentile, round, table } from "./support/report.ts";
+
+type SampleRow = { season: number; citizen_id: string; staker: string; block: string };
 
 async function samples(db: ReturnType<typeof createDatabase>["db"], n: number, indexed: number) {
-  const now = await db.execute<{ season: number; citizen_id: string; staker: string }>(
-    sql.raw(`select season, citizen_id, staker from staked_citizens order by random() limit ${n}`),
+  const now = await db.execute<SampleRow>(
+    sql.raw(`select season, citizen_id, staker, ${indexed} as block
+      from staked_citizens order by random() limit ${n}`),
   );
   // States that held at a random block inside them: the answer as of that block is a citizen.
-  const past = await db.execute<{
-    season: number;
-    citizen_id: string;
-    staker: string;
-    block: string;
-  }>(
+  const past = await db.execute<SampleRow>(
     sql.raw(`select season, citizen_id, staker,
         valid_from + floor(random() * (coalesce(valid_to, ${indexed + 1}) - valid_from))::bigint as block
       from staked_citizens_history tablesample system (10) order by random() limit ${n}`),
   );
-  const toSample = (
-    row: { season: number; citizen_id: string; staker: string },
-    block: bigint,
-  ) => ({
+  const toSample = (row: SampleRow) => ({
     season: row.season,
     id: BigInt(row.citizen_id),
     address: row.staker,
-    block,
+    block: BigInt(row.block),
   });
-  return {
-    now: now.map((row) => toSample(row, BigInt(indexed))),
-    past: past.map((row) => toSample(row, BigInt(row.block))),
-  };
+  return { now: now.map(toSample), past: past.map(toSample) };
 }
 
 type Path = "one" | "listing";
@@ -139,61 +127,32 @@ runMain(async () => {
   const at = flags.at.filter((point) => point <= events);
   const chunkEvents = flags.chunk;
   const citizens = flags.citizens ?? defaultCitizens(events);
-  const database = await createScratchDatabase("bench_as_of");
-  const { db, close } = createDatabase(database.url, { max: 1 });
-  try {
-    log(
-      `staging ${events} synthetic events (load ${os
-        .loadavg()
-        .map((l) => round(l, 1))
-        .join(" ")})`,
-    );
-    log(
-      `autovacuum ${(await autovacuumIsOn(db)) ? "on" : "off"} on this server; ${flags.vacuum ? "vacuuming between chunks (untimed) where autovacuum would" : "no vacuum between chunks"}`,
-    );
-    const writes: string[][] = [];
-    const answers: string[][] = [];
-    await writeHistory(db, {
-      events,
-      citizens,
-      chunkEvents,
-      at,
-      vacuum: flags.vacuum,
-      onPoint: async (point) => {
-        writes.push([`${point.storedEvents}`, `${point.chunkWriteMs}`, `${point.load1m}`]);
-        log(`${point.storedEvents} events stored: chunk write ${point.chunkWriteMs} ms`);
-        await db.execute(sql`analyze`);
-        const rows = await compare(database.url, requests, rounds, point.indexedBlock);
-        for (const row of rows) {
-          answers.push([`${point.storedEvents}`, ...row, `${round(os.loadavg()[0]!, 1)}`]);
-        }
-      },
-    });
-    log(
-      `chunk writes (${chunkEvents} events each, median of the last 3):\n${table([
-        ["stored events", "chunk write ms", "load 1m"],
-        ...writes,
-      ])}`,
-    );
-    log(
-      `answers, ms per call through the API's statements (no HTTP, no response cache), ${rounds} alternating rounds of ${requests}:\n${table(
+  log(`staging ${events} synthetic events (load ${loadAverage().join(" ")})`);
+  const answers: string[][] = [];
+  const options = { events, citizens, chunkEvents, at, vacuum: flags.vacuum };
+  const writes = await writeScratchHistory("bench_as_of", options, async (point, { db, url }) => {
+    await db.execute(sql`analyze`);
+    const rows = await compare(url, requests, rounds, point.indexedBlock);
+    for (const row of rows) {
+      answers.push([`${point.storedEvents}`, ...row, `${round(os.loadavg()[0]!, 1)}`]);
+    }
+  });
+  log(chunkWriteTable(writes, chunkEvents));
+  log(
+    `answers, ms per call through the API's statements (no HTTP, no response cache), ${rounds} alternating rounds of ${requests}:\n${table(
+      [
         [
-          [
-            "stored events",
-            "path",
-            "now p50",
-            "as-of p50",
-            "p99 now / as-of",
-            "as-of / now per round",
-            "≤ 2×",
-            "load 1m",
-          ],
-          ...answers,
+          "stored events",
+          "path",
+          "now p50",
+          "as-of p50",
+          "p99 now / as-of",
+          "as-of / now per round",
+          "≤ 2×",
+          "load 1m",
         ],
-      )}`,
-    );
-  } finally {
-    await close();
-    await database.drop();
-  }
+        ...answers,
+      ],
+    )}`,
+  );
 });

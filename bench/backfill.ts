@@ -30,16 +30,14 @@ import { readFile } from "node:fs/promises";
 import { encodeFunctionData } from "viem";
 import { mainnetStakerAbi as stakerAbi } from "../contracts/generated/MainnetStaker.ts";
 import { staticCallBatchAbi } from "../contracts/generated/StaticCallBatch.ts";
-import { createDatabase } from "../db/client.ts";
 import { identityAbi, s1CitizenAbi, s2CitizenAbi, vaultAbi } from "../indexer/chain/token-abis.ts";
 import { fetchRange } from "../indexer/fetch/fetch-range.ts";
-import { createScratchDatabase } from "../scratch/database.ts";
 import { type RpcProxy, type RpcTally, startRpcProxy } from "../test/support/rpc-proxy.ts";
-import { writeHistory } from "../test/support/synthetic-history.ts";
 import { functionNames } from "../test/support/view-calls.ts";
 import { printTables, ratiosOf, summarize, TARGETS } from "./support/backfill-tables.ts";
 import { flag, readFlags, runMain } from "./support/flags.ts";
-import { chunks, type LimitRun, measureLimit, openRun, rpc } from "./support/harness.ts";
+import { openRun, rpc, writeScratchHistory } from "./support/harness.ts";
+import { chunks, type LimitRun, measureLimit } from "./support/limit.ts";
 import {
   coresBetween,
   cpuByRole,
@@ -47,7 +45,7 @@ import {
   threadCpuOf,
   threadCpuSince,
 } from "./support/processes.ts";
-import { log, percentile, round, writeReport } from "./support/report.ts";
+import { log, percentile, round, startReport } from "./support/report.ts";
 import { type CachedScenario, defaultWallets, loadScenario } from "./support/scenario-cache.ts";
 
 /** The functions the indexer reads, to name the contract calls the proxy counts. */
@@ -191,21 +189,16 @@ async function measureReal(
     chainId,
     chunkSize: settings.chunkSize,
   });
-  const workers = Array.from({ length: settings.workers }, (_, n) => {
-    const name = `w${settings.workers}-${path}-${n}`;
-    const profile = settings.cpuProfile
-      ? [
-          "--cpu-prof-md",
-          "--cpu-prof-dir=bench/results/profiles",
-          `--cpu-prof-name=worker-${name}.md`,
-        ]
-      : [];
-    return run.spawn(`backfill-${name}`, [...profile, "scripts/cli.ts", "worker"], {
-      RPC_URL: proxy?.url ?? node.rpcUrl,
-      CONCURRENCY: String(settings.concurrency),
-    });
-  });
-  await run.waitForWorkers("chunks", settings.workers);
+  const names = Array.from(
+    { length: settings.workers },
+    (_, n) => `backfill-w${settings.workers}-${path}-${n}`,
+  );
+  const workers = await run.startIndexers(
+    "worker",
+    names,
+    { RPC_URL: proxy?.url ?? node.rpcUrl, CONCURRENCY: String(settings.concurrency) },
+    settings.cpuProfile,
+  );
   // The workers' start-up checks (chain id, staker code) are not part of the backfill.
   proxy?.reset();
   const cpuBefore = await cpuByRole({ anvil: node.pid, children: workers });
@@ -296,14 +289,11 @@ async function measureSize(events: number, settings: Settings) {
     startRpcProxy(node.rpcUrl, { delayMs, functionNames: READ_NAMES });
   const counting = proxy(0);
   const slow = settings["latency-ms"] > 0 ? proxy(settings["latency-ms"]) : undefined;
+  const { concurrency, "chunk-size": chunkSize } = settings;
   const realRun = async (through: RpcProxy | undefined, workers: number) => {
     const what = through ? `through the ${through.delayMs} ms proxy` : "straight to the node";
-    log(
-      `real backfill ${what}: ${workers} worker process(es) x concurrency ${settings.concurrency}`,
-    );
+    log(`real backfill ${what}: ${workers} worker process(es) x concurrency ${concurrency}`);
     const cpuProfile = settings["cpu-prof"] && through === counting;
-    const chunkSize = settings["chunk-size"];
-    const { concurrency } = settings;
     const run = await measureReal(chain, through, { workers, concurrency, chunkSize, cpuProfile });
     log(
       `  ${run.events} events in ${run.seconds} s (${run.eventsPerSecond}/s), ${run.rpc?.ethCalls ?? "uncounted"} eth_calls for ${run.citizenStakes} citizen stakes`,
@@ -311,7 +301,6 @@ async function measureSize(events: number, settings: Settings) {
     return run;
   };
   try {
-    const chunkSize = settings["chunk-size"];
     log(`limit: raw eth_getLogs + COPY, chunks of ${chunkSize} blocks, best of 3 rounds`);
     const paths = { direct: node.rpcUrl, counting: counting.url, latency: slow?.url };
     const limit = await measureLimits(chain, paths, chunkSize, 3);
@@ -364,22 +353,7 @@ async function measureHistory(at: number[], vacuum: boolean) {
   log(
     `chunk write against stored history: chunks of ${HISTORY.chunkEvents} events over ${HISTORY.citizens} citizens`,
   );
-  const database = await createScratchDatabase("bench_history");
-  const { db, close } = createDatabase(database.url, { max: 1 });
-  try {
-    const events = Math.max(...at);
-    return await writeHistory(db, {
-      ...HISTORY,
-      events,
-      at,
-      vacuum,
-      onPoint: async (point) =>
-        log(`  ${point.storedEvents} events stored: chunk write ${point.chunkWriteMs} ms`),
-    });
-  } finally {
-    await close();
-    await database.drop();
-  }
+  return writeScratchHistory("bench_history", { ...HISTORY, events: Math.max(...at), at, vacuum });
 }
 
 function readSettings() {
@@ -401,17 +375,15 @@ function readSettings() {
 
 async function main() {
   const settings = readSettings();
-  const startedAt = new Date().toISOString();
+  const report = startReport("backfill", settings.smoke);
   const historyAt = settings["no-history"] ? [] : settings["history-at"];
   const sizes: SizeRun[] = [];
   for (const events of settings.events) sizes.push(await measureSize(events, settings));
   const history =
     historyAt.length > 0 ? await measureHistory(historyAt, settings["history-vacuum"]) : [];
+  report.finish();
   printTables(sizes, history, HISTORY);
-  await writeReport({
-    name: "backfill",
-    smoke: settings.smoke,
-    startedAt,
+  await report.write({
     parameters: {
       seed: settings.seed,
       eventSizes: settings.events,

@@ -11,10 +11,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort } from "../devnet/anvil.ts";
-import { createScratchDatabase } from "../scratch/database.ts";
-import { createScratchRedisPrefix } from "../scratch/redis.ts";
 import { flag, readFlags, runMain } from "./support/flags.ts";
-import { spawnBun } from "./support/processes.ts";
+import { openScratch } from "./support/harness.ts";
 
 const SAMPLE_MS = 15_000;
 const MB = 1024 * 1024;
@@ -25,24 +23,23 @@ runMain(async () => {
   const dir = mkdtempSync(join(tmpdir(), "cs-follow-memory-"));
   const devnetFile = join(dir, "devnet.json");
   const port = await freePort();
-  const database = await createScratchDatabase("follow_memory");
-  const redis = createScratchRedisPrefix("follow-memory");
-  const devnet = spawnBun(
-    "follow-memory-devnet",
-    ["scripts/devnet.ts", "--port", String(port), "--events", "200", "--live", "1000"],
-    { DEVNET_FILE: devnetFile },
-  );
+  await using run = await openScratch("follow_memory");
   try {
-    await until(() => {
-      devnet.assertAlive();
-      return Bun.file(devnetFile).exists();
-    });
-    const follow = spawnBun("follow-memory-follow", ["scripts/cli.ts", "follow"], {
+    const devnet = [
+      "scripts/devnet.ts",
+      "--port",
+      String(port),
+      "--events",
+      "200",
+      "--live",
+      "1000",
+    ];
+    run.spawn("follow-memory-devnet", devnet, { DEVNET_FILE: devnetFile });
+    const written = () => Bun.file(devnetFile).exists();
+    await run.waitUntil("the devnet writing its file", written, { pollMs: 250 });
+    const follow = run.spawn("follow-memory-follow", ["scripts/cli.ts", "follow"], {
       DEVNET_FILE: devnetFile,
       RPC_URL: `http://127.0.0.1:${port}`,
-      DATABASE_URL: database.url,
-      REDIS_URL: redis.url,
-      QUEUE_PREFIX: redis.prefix,
       LOG_LEVEL: "warn",
     });
     const samples: { second: number; rss: number }[] = [];
@@ -73,17 +70,6 @@ runMain(async () => {
       `floors by third of the run after the first 2 minutes: ${floors.map((floor) => `${(floor / MB).toFixed(1)} MB`).join(", ")}; peak ${(peak / MB).toFixed(1)} MB`,
     );
   } finally {
-    await devnet.stop();
-    await database.drop();
-    await redis.clean();
     rmSync(dir, { recursive: true, force: true });
   }
 });
-
-async function until(ready: () => Promise<boolean>) {
-  const deadline = Date.now() + 120_000;
-  while (!(await ready())) {
-    if (Date.now() > deadline) throw new Error("the devnet did not write its file in 2 minutes");
-    await Bun.sleep(250);
-  }
-}

@@ -10,13 +10,9 @@
  */
 import { createDatabase } from "../db/client.ts";
 import { createToken } from "../db/tokens.ts";
-import { freePort, startAnvil } from "../devnet/anvil.ts";
-import { createDevnetClient } from "../devnet/client.ts";
-import { deployDevnet } from "../devnet/deploy.ts";
-import { Scenario } from "../devnet/scenario.ts";
 import { flag, readFlags, runMain } from "./support/flags.ts";
-import { openScratch, RunStalled, rpc } from "./support/harness.ts";
-import { log, percentile, round, table, writeReport } from "./support/report.ts";
+import { openScratch, RunStalled, rpc, type Scratch, startDevnet } from "./support/harness.ts";
+import { log, percentile, print, round, startReport, table } from "./support/report.ts";
 
 const POLL_MS = 10;
 /** Issue 22: p95 at most 50 ms from the block at the node to the API serving it. */
@@ -92,8 +88,8 @@ function delays(blocks: bigint[], from: Map<bigint, number>, to: Map<bigint, num
   return { byBlock, ms, p50: percentile(ms, 50), p95: percentile(ms, 95), max: ms.at(-1) ?? null };
 }
 
-async function main() {
-  const settings = readFlags({
+function readSettings() {
+  const flags = readFlags({
     blocks: flag.number("60", "5"),
     wallets: flag.number("100", "10"),
     "transactions-per-block": flag.number("3"),
@@ -104,156 +100,166 @@ async function main() {
     "interval-ms": flag.number("1010", undefined, 10),
     seed: flag.string("bench-lag"),
   });
-  const { blocks, wallets, seed } = settings;
-  const intervalMs = settings["interval-ms"];
-  const transactionsPerBlock = settings["transactions-per-block"];
-  const followIntervalMs = settings["follow-interval-ms"];
-  const startedAt = new Date().toISOString();
+  const intervalMs = flags["interval-ms"];
+  const transactionsPerBlock = flags["transactions-per-block"];
+  return {
+    ...flags,
+    intervalMs,
+    transactionsPerBlock,
+    followIntervalMs: flags["follow-interval-ms"],
+  };
+}
 
-  const node = await startAnvil();
+type Settings = ReturnType<typeof readSettings>;
+type Devnet = Awaited<ReturnType<typeof startDevnet>>;
+
+/**
+ * The follower and the API, each its own process, caught up with the devnet: the two readings
+ * polled (the node's head, the block the API serves) and the wallet's stream.
+ */
+async function startServing(
+  run: Scratch,
+  { node, deployment, scenario }: Devnet,
+  settings: Settings,
+) {
+  const handle = createDatabase(run.databaseUrl, { max: 1 });
+  const { token } = await createToken(handle.db, "bench-lag");
+  await handle.close();
+  run.spawn("lag-indexer", ["scripts/cli.ts", "follow", "--no-migrate"], {
+    LOG_LEVEL: "warn",
+    RPC_URL: node.rpcUrl,
+    // anvil serves WebSocket on its HTTP port: the follower subscribes to new heads.
+    RPC_WS_URL: node.rpcUrl.replace(/^http/, "ws"),
+    STAKER_ADDRESS: deployment.addresses.staker,
+    CHAIN_ID: String(deployment.chainId),
+    START_BLOCK: String(deployment.deployBlock),
+    FOLLOW_INTERVAL_MS: String(settings.followIntervalMs),
+  });
+  const { base } = await run.serve("lag-api", ["api/main.ts"]);
+  const wallet = scenario.wallets[0]!.address;
+  const api = `${base}/v1/staking/citizens`;
+  /** The X-Indexed-Block of one API answer (null before the first checkpoint). */
+  const indexedBlock = async () => {
+    const response = await fetch(`${api}?address=${wallet}&limit=1`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    await response.arrayBuffer();
+    const header = response.headers.get("x-indexed-block");
+    return header === null ? null : BigInt(header);
+  };
+  const request = rpc(node.rpcUrl);
+  const blockNumber = async () => BigInt((await request({ method: "eth_blockNumber" })) as string);
+  const head = await blockNumber();
+  const caughtUp = async () => ((await indexedBlock().catch(() => null)) ?? -1n) >= head;
+  await run.waitUntil("the indexer catching up with the devnet", caughtUp, { pollMs: 50 });
+  const stream = (signal: AbortSignal, synced: (block: bigint, at: number) => void) =>
+    followStream(`${api}/stream?address=${wallet}`, token, synced, signal);
+  return { head, blockNumber, indexedBlock, stream };
+}
+
+/**
+ * The devnet mining `--blocks` blocks of live activity while the head, the API and the stream
+ * are watched: when each block was first seen at each.
+ */
+async function watchBlocks(run: Scratch, devnet: Devnet, settings: Settings) {
+  const { blocks, intervalMs, transactionsPerBlock } = settings;
+  const serving = await startServing(run, devnet, settings);
+  const { head } = serving;
+  log(`indexer caught up at block ${head}; mining a block every ${intervalMs} ms`);
+  const [arrived, served, streamed] = [firstSeen(head), firstSeen(head), firstSeen(head)];
+  const measured = Array.from({ length: blocks }, (_, n) => head + 1n + BigInt(n));
+  const lastMeasured = measured.at(-1)!;
   const live = new AbortController();
-  let running: Promise<void> | undefined;
+  const stopped = () => live.signal.aborted;
+  const watching = Promise.all([
+    serving.stream(live.signal, streamed.observe),
+    devnet.scenario.live({ intervalMs, transactionsPerBlock, signal: live.signal }),
+    poll(serving.blockNumber, arrived.observe, stopped),
+    poll(serving.indexedBlock, served.observe, stopped),
+  ]);
+  const done = async () => served.last() >= lastMeasured;
+  const timeoutMs = blocks * intervalMs + 120_000;
+  const caughtUp = run.waitUntil(`serving block ${lastMeasured}`, done, { timeoutMs, pollMs: 200 });
+  // Either ending stops the other: the last block served, or a reading that failed.
+  await Promise.all([caughtUp, watching].map((step) => step.finally(() => live.abort())));
+  return { measured, arrived: arrived.at, served: served.at, streamed: streamed.at };
+}
+
+async function main() {
+  const settings = readSettings();
+  const report = startReport("lag", settings.smoke);
+  const devnet = await startDevnet(settings.seed, settings.wallets);
+  log(`devnet ready: ${settings.wallets} wallets, head ${await devnet.client.getBlockNumber()}`);
   try {
     await using run = await openScratch("bench_lag");
-    const client = createDevnetClient(node.rpcUrl);
-    const deployment = await deployDevnet(client);
-    const scenario = await Scenario.prepare(client, deployment, { seed, wallets });
-    log(`devnet ready: ${wallets} wallets, head ${await client.getBlockNumber()}`);
-    const handle = createDatabase(run.databaseUrl, { max: 1 });
-    const { token } = await createToken(handle.db, "bench-lag");
-    await handle.close();
-
-    const port = await freePort();
-    run.spawn("lag-indexer", ["scripts/cli.ts", "follow", "--no-migrate"], {
-      LOG_LEVEL: "warn",
-      RPC_URL: node.rpcUrl,
-      // anvil serves WebSocket on its HTTP port: the follower subscribes to new heads.
-      RPC_WS_URL: node.rpcUrl.replace(/^http/, "ws"),
-      STAKER_ADDRESS: deployment.addresses.staker,
-      CHAIN_ID: String(deployment.chainId),
-      START_BLOCK: String(deployment.deployBlock),
-      FOLLOW_INTERVAL_MS: String(followIntervalMs),
-    });
-    run.spawn("lag-api", ["api/main.ts"], {
-      LOG_LEVEL: "warn",
-      HOST: "127.0.0.1",
-      PORT: String(port),
-      // The poller alone sends ~100 requests a second with one token.
-      RATE_LIMIT_PER_MINUTE: "100000000",
-    });
-    const wallet = scenario.wallets[0]!.address;
-    const api = `http://127.0.0.1:${port}/v1/staking/citizens`;
-    /** The X-Indexed-Block of one API answer (null before the first checkpoint). */
-    const indexedBlock = async () => {
-      const response = await fetch(`${api}?address=${wallet}&limit=1`, {
-        headers: { authorization: `Bearer ${token}` },
-      });
-      await response.arrayBuffer();
-      const header = response.headers.get("x-indexed-block");
-      return header === null ? null : BigInt(header);
-    };
-    const request = rpc(node.rpcUrl);
-    const blockNumber = async () =>
-      BigInt((await request({ method: "eth_blockNumber" })) as string);
-    const head = await blockNumber();
-    const caughtUp = async () => ((await indexedBlock().catch(() => null)) ?? -1n) >= head;
-    await run.waitUntil("the indexer catching up with the devnet", caughtUp, { pollMs: 50 });
-    log(`indexer caught up at block ${head}; mining a block every ${intervalMs} ms`);
-
-    const [arrived, served, streamed] = [firstSeen(head), firstSeen(head), firstSeen(head)];
-    const measured = Array.from({ length: blocks }, (_, n) => head + 1n + BigInt(n));
-    const lastMeasured = measured.at(-1)!;
-    const done = () => served.last() >= lastMeasured;
-    const stopped = () => done() || live.signal.aborted;
-    const streaming = followStream(
-      `${api}/stream?address=${wallet}`,
-      token,
-      streamed.observe,
-      live.signal,
-    );
-    running = scenario.live({ intervalMs, transactionsPerBlock, signal: live.signal });
-    const deadline = setTimeout(() => live.abort(), blocks * intervalMs + 120_000);
-    await Promise.all([
-      poll(blockNumber, arrived.observe, stopped),
-      poll(indexedBlock, served.observe, stopped),
-      (async () => {
-        while (!stopped()) {
-          for (const child of run.children) child.assertAlive();
-          await Bun.sleep(200);
-        }
-      })(),
-    ]);
-    clearTimeout(deadline);
-    live.abort();
-    await running;
-    await streaming;
-    running = undefined;
-    if (!done()) throw new RunStalled(`block ${lastMeasured} was not served in time`);
-
-    const lag = delays(measured, arrived.at, served.at);
-    // Stream delivery: from the API first serving a block to the stream's event for it. The
-    // API's serving time is only known to the 10 ms poll, so the stream is also timed from the
-    // block's arrival at the node, like the head lag.
-    const delivery = delays(measured, served.at, streamed.at);
-    const fromNode = delays(measured, arrived.at, streamed.at);
-    const stream = {
-      blocks: delivery.ms.length,
-      p50Ms: delivery.p50,
-      p95Ms: delivery.p95,
-      maxMs: delivery.max,
-      fromNodeP50Ms: fromNode.p50,
-      fromNodeP95Ms: fromNode.p95,
-    };
-    const summary = {
-      blocks: lag.ms.length,
-      p50Ms: lag.p50,
-      p95Ms: lag.p95,
-      maxMs: lag.max,
-      meanMs: round(lag.ms.reduce((sum, ms) => sum + ms, 0) / Math.max(1, lag.ms.length), 1),
-    };
-    console.log(
-      `\nhead lag over ${summary.blocks} blocks, one every ${intervalMs} ms, ${transactionsPerBlock} transactions each; follow tick every ${followIntervalMs} ms (target p95 <= ${TARGET_P95_MS} ms)\n`,
-    );
-    console.log(
-      table([
-        ["blocks", "p50 ms", "p95 ms", "max ms", "mean ms", "target met"],
-        [...Object.values(summary), summary.p95Ms <= TARGET_P95_MS ? "yes" : "no"],
-      ]),
-    );
-    console.log(
-      `\nlive stream (SSE) delivery, block served by the API → its synced event received, over ${stream.blocks} blocks\n`,
-    );
-    console.log(
-      table([
-        ["blocks", "p50 ms", "p95 ms", "max ms", "from the node: p50 ms", "p95 ms"],
-        Object.values(stream),
-      ]),
-    );
-    await writeReport({
-      name: "lag",
-      smoke: settings.smoke,
-      startedAt,
+    const figures = summarize(await watchBlocks(run, devnet, settings));
+    report.finish();
+    printTables(settings, figures);
+    await report.write({
       parameters: {
-        blocks,
-        wallets,
-        transactionsPerBlock,
-        blockIntervalMs: intervalMs,
-        followIntervalMs,
+        blocks: settings.blocks,
+        wallets: settings.wallets,
+        transactionsPerBlock: settings.transactionsPerBlock,
+        blockIntervalMs: settings.intervalMs,
+        followIntervalMs: settings.followIntervalMs,
         pollMs: POLL_MS,
         targetP95Ms: TARGET_P95_MS,
       },
-      raw: { summary, lags: lag.byBlock, stream },
-      ratios: { p95_over_target: round(summary.p95Ms / TARGET_P95_MS, 4) },
+      raw: figures,
+      ratios: { p95_over_target: round(figures.summary.p95Ms / TARGET_P95_MS, 4) },
       notes: [
         "indexer (scripts/cli.ts follow) and API (api/main.ts) run as their own processes",
         "arrival = first eth_blockNumber poll answer showing the block; served = first API answer with X-Indexed-Block at or past it",
       ],
     });
   } finally {
-    live.abort();
-    await running?.catch(() => {});
-    await node.stop();
+    await devnet.node.stop();
   }
+}
+
+/** The head lag, and the stream's delivery timed from the API and from the node. */
+function summarize(watched: Awaited<ReturnType<typeof watchBlocks>>) {
+  const { measured, arrived, served, streamed } = watched;
+  const lag = delays(measured, arrived, served);
+  // Stream delivery: from the API first serving a block to the stream's event for it. The
+  // API's serving time is only known to the 10 ms poll, so the stream is also timed from the
+  // block's arrival at the node, like the head lag.
+  const delivery = delays(measured, served, streamed);
+  const fromNode = delays(measured, arrived, streamed);
+  const stream = {
+    blocks: delivery.ms.length,
+    p50Ms: delivery.p50,
+    p95Ms: delivery.p95,
+    maxMs: delivery.max,
+    fromNodeP50Ms: fromNode.p50,
+    fromNodeP95Ms: fromNode.p95,
+  };
+  const summary = {
+    blocks: lag.ms.length,
+    p50Ms: lag.p50,
+    p95Ms: lag.p95,
+    maxMs: lag.max,
+    meanMs: round(lag.ms.reduce((sum, ms) => sum + ms, 0) / Math.max(1, lag.ms.length), 1),
+  };
+  return { summary, lags: lag.byBlock, stream };
+}
+
+function printTables(
+  { intervalMs, transactionsPerBlock, followIntervalMs }: Settings,
+  { summary, stream }: ReturnType<typeof summarize>,
+) {
+  print(
+    `head lag over ${summary.blocks} blocks, one every ${intervalMs} ms, ${transactionsPerBlock} transactions each; follow tick every ${followIntervalMs} ms (target p95 <= ${TARGET_P95_MS} ms)`,
+    table([
+      ["blocks", "p50 ms", "p95 ms", "max ms", "mean ms", "target met"],
+      [...Object.values(summary), summary.p95Ms <= TARGET_P95_MS ? "yes" : "no"],
+    ]),
+    `live stream (SSE) delivery, block served by the API → its synced event received, over ${stream.blocks} blocks`,
+    table([
+      ["blocks", "p50 ms", "p95 ms", "max ms", "from the node: p50 ms", "p95 ms"],
+      Object.values(stream),
+    ]),
+  );
 }
 
 if (import.meta.main) runMain(main);

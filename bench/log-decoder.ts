@@ -9,19 +9,13 @@
 import { decodeEventLog, type Hex, type Log, parseEventLogs } from "viem";
 import { mainnetStakerAbi } from "../contracts/generated/MainnetStaker.ts";
 import { STAKER_EVENTS, STAKER_TOPICS } from "../contracts/staker-events.ts";
-import { startAnvil } from "../devnet/anvil.ts";
-import { createDevnetClient } from "../devnet/client.ts";
-import { deployDevnet } from "../devnet/deploy.ts";
-import { Scenario } from "../devnet/scenario.ts";
 import { decodeStakerEvent } from "../indexer/chain/staker-log-decoder.ts";
+import { startDevnet } from "./support/harness.ts";
 
 const events = Number(Bun.argv[2] ?? 4_000);
-const node = await startAnvil();
+const { node, client, deployment, scenario } = await startDevnet("log-decoder", 80);
 let logs: Log[];
 try {
-  const client = createDevnetClient(node.rpcUrl);
-  const deployment = await deployDevnet(client);
-  const scenario = await Scenario.prepare(client, deployment, { seed: "log-decoder", wallets: 80 });
   await scenario.run({ events });
   logs = (await client.getLogs({ address: deployment.addresses.staker, fromBlock: 0n })).filter(
     (log) => STAKER_TOPICS.includes(log.topics[0] as Hex),

@@ -20,20 +20,21 @@ import { SeededRandom } from "../devnet/random.ts";
 import { mayHoldStakerLogs } from "../indexer/chain/log-bloom.ts";
 import { bloomWithFill } from "../test/support/busy-blocks.ts";
 import { type ProviderNodeStats, startProviderNode } from "../test/support/provider-node.ts";
-import { spreadBlocks, startSparseChain } from "../test/support/sparse-chain.ts";
+import { type SparseChain, spreadBlocks, startSparseChain } from "../test/support/sparse-chain.ts";
 import { BadFlag, flag, readFlags, runMain } from "./support/flags.ts";
-import { measureLimit, openRun, rpc } from "./support/harness.ts";
+import { openRun, rpc } from "./support/harness.ts";
+import { measureLimit } from "./support/limit.ts";
 import {
   byCount,
-  loadAverage,
+  columns,
   log,
+  print,
   ratio,
   round,
-  table,
+  startReport,
   verdict,
-  writeReport,
 } from "./support/report.ts";
-import { type CachedScenario, defaultWallets, loadScenario } from "./support/scenario-cache.ts";
+import { defaultWallets, type LoadedScenario, loadScenario } from "./support/scenario-cache.ts";
 
 const TARGET_OF_LIMIT = { atLeast: 0.3 };
 /** Infura's live cap on eth_getLogs (github.com/INFURA/infura/issues/237). */
@@ -42,6 +43,8 @@ const PROVIDER_SPAN = 10_000;
 const TAIL_BLOCKS = 100;
 /** Above the tail: every tail block is the follower's, never a chunk job's. */
 const FOLLOW_FINALITY_DEPTH = 200;
+/** Random blooms drawn at each fill to find the share that admits the staker by chance. */
+const BLOOM_DRAWS = 5_000;
 
 /** A run's rate over its limit's. */
 const over = (run: { eventsPerSecond: number }, limit: { eventsPerSecond: number }) =>
@@ -49,12 +52,16 @@ const over = (run: { eventsPerSecond: number }, limit: { eventsPerSecond: number
 
 type Provider = { latencyMs: number; jitterMs: number; requestsPerSecond: number };
 type Range = { from: bigint; to: bigint };
+/** A chain to index: where, which blocks, in chunks of how many. */
+type Side = { url: string; range: Range; chunkSize: number };
+type Settings = ReturnType<typeof readSettings>;
+/** What every step measures against: the loaded scenario, its sparse view and the settings. */
+type Chains = LoadedScenario & { sparse: SparseChain; settings: Settings };
 
 /** A provider-shaped node in front of `chainUrl`, and its calls since it started, by method. */
 function providerFor(chainUrl: string, provider: Provider) {
   const node = startProviderNode(chainUrl, {
-    latencyMs: provider.latencyMs,
-    jitterMs: provider.jitterMs,
+    ...provider,
     logs: { maxSpan: PROVIDER_SPAN, wording: "Infura (span)" },
     budget: { requestsPerSecond: provider.requestsPerSecond },
     seed: "mainnet-bench",
@@ -93,39 +100,27 @@ function callsSince(before: ProviderNodeStats, after: ProviderNodeStats) {
 }
 
 /**
- * One `worker` (or, for `role: "follow"`, the follower) through a provider in front of
- * `chainUrl`, from `range.from` until the checkpoint reaches `range.to`: its seconds, its CPU,
- * and the calls the provider (and the check node, with `checkNode`) answered.
+ * One `worker` (or, for `role: "follow"`, the follower) through a provider in front of the
+ * side's chain, from its first block until the checkpoint reaches its last: its seconds, its
+ * CPU, and the calls the provider (and the check node, with `checkNode`) answered.
  */
 async function indexThrough(
-  scenario: CachedScenario,
-  chainUrl: string,
-  range: Range,
-  settings: {
-    label: string;
-    chunkSize: number;
-    provider: Provider;
-    role: "worker" | "follow";
-    checkNode?: boolean;
-  },
+  { scenario, settings }: Chains,
+  { url, range, chunkSize }: Side,
+  run: { label: string; role: "worker" | "follow"; checkNode?: boolean },
 ) {
-  const provider = providerFor(chainUrl, settings.provider);
+  const provider = providerFor(url, settings.provider);
   // Another provider of the same shape, with its own budget: what RPC_CHECK_URL costs is there.
-  const check = settings.checkNode ? providerFor(chainUrl, settings.provider) : undefined;
-  const follow = settings.role === "follow";
+  const check = run.checkNode ? providerFor(url, settings.provider) : undefined;
+  const follow = run.role === "follow";
   const finalityDepth = follow ? FOLLOW_FINALITY_DEPTH : 0;
-  await using run = await openRun({
-    label: `bench_mainnet_${settings.label}`,
-    rpcUrl: chainUrl,
-    staker: scenario.deployment.addresses.staker,
-    chainId: scenario.deployment.chainId,
-    chunkSize: settings.chunkSize,
-    maxLogRange: PROVIDER_SPAN,
-    finalityDepth,
-  });
+  const { addresses, chainId } = scenario.deployment;
+  const where = { rpcUrl: url, staker: addresses.staker, chainId, maxLogRange: PROVIDER_SPAN };
+  const label = `bench_mainnet_${run.label}`;
+  await using indexing = await openRun({ ...where, label, chunkSize, finalityDepth });
   try {
-    if (follow) await run.indexer.ensureCheckpoint(range.from);
-    const child = run.spawn(`mainnet-${settings.label}`, ["scripts/cli.ts", settings.role], {
+    if (follow) await indexing.indexer.ensureCheckpoint(range.from);
+    const [child] = await indexing.startIndexers(run.role, [`mainnet-${run.label}`], {
       RPC_URL: provider.url,
       RPC_MAX_REQUESTS_PER_SECOND: String(settings.provider.requestsPerSecond),
       START_BLOCK: String(range.from),
@@ -134,24 +129,20 @@ async function indexThrough(
         : { CONCURRENCY: "4" }),
       ...(check && { RPC_CHECK_URL: check.url }),
     });
-    await run.waitForWorkers(follow ? "follow" : "chunks", 1);
     provider.reset();
     check?.reset();
-    const cpuBefore = await child.cpuSeconds();
-    const started = performance.now();
-    const { to, chunks } = follow
-      ? { to: range.to, chunks: 0 }
-      : await run.indexer.enqueueBackfill({ startBlock: range.from, to: range.to });
-    await run.waitIndexed(to, (follow ? 10 : 30) * 60_000, follow ? 10 : 20);
-    const seconds = (performance.now() - started) / 1000;
+    const cpuBefore = await child!.cpuSeconds();
+    const { to, chunks, seconds } = follow
+      ? await indexing.follow(range.to)
+      : await indexing.backfill(range);
     return {
       blocks: Number(to - range.from + 1n),
       chunks,
-      events: await run.indexer.store.countEvents(range.from, to),
+      events: await indexing.indexer.store.countEvents(range.from, to),
       seconds: round(seconds, 2),
       exactSeconds: seconds,
       /** The process's CPU: beside `seconds`, whether it waited on the budget or the CPU. */
-      cpuSeconds: round((await child.cpuSeconds()) - cpuBefore, 2),
+      cpuSeconds: round((await child!.cpuSeconds()) - cpuBefore, 2),
       rpc: provider.calls(),
       checkRpc: check?.calls(),
     };
@@ -161,49 +152,80 @@ async function indexThrough(
   }
 }
 
-type Indexed = Awaited<ReturnType<typeof indexThrough>>;
-type Backfilled = ReturnType<typeof backfillFigures>;
-type LimitThrough = Awaited<ReturnType<typeof limitThrough>>;
-type Overhead = ReturnType<Awaited<ReturnType<typeof startSparseChain>>["overhead"]>;
-
-/** A backfill's figures as the report has always named them. */
-const backfillFigures = ({ cpuSeconds, exactSeconds, ...run }: Indexed) => ({
-  ...run,
-  eventsPerSecond: round(run.events / exactSeconds, 0),
-  workerCpuSeconds: cpuSeconds,
-});
-
-/** The follower's figures over the tail, at one bloom fill. */
-function followFigures(fill: number | undefined, admitted: number, run: Indexed) {
-  return {
-    fill,
-    admitted,
-    blocks: run.blocks,
-    seconds: run.seconds,
-    blocksPerSecond: round(run.blocks / run.exactSeconds, 1),
-    callsPerBlock: round(run.rpc.calls / run.blocks, 2),
-    /** The follow process's CPU: the receipts' tries are built there. */
-    cpuSeconds: run.cpuSeconds,
-    receiptsRead: run.rpc.byMethod.eth_getBlockReceipts ?? 0,
-    rpc: run.rpc,
-  };
+/** A backfill of the side by one worker, its figures as the report has always named them. */
+async function backfill(chains: Chains, label: string, side: Side, checkNode = false) {
+  log(`backfill: ${label} through the provider`);
+  const run = await indexThrough(chains, side, { label, role: "worker", checkNode });
+  const { cpuSeconds, exactSeconds, ...figures } = run;
+  const eventsPerSecond = round(run.events / exactSeconds, 0);
+  return { ...figures, eventsPerSecond, workerCpuSeconds: cpuSeconds };
 }
 
-async function limitThrough(
-  chain: { url: string; anvilPid: number; staker: `0x${string}` },
-  range: Range,
-  chunkSize: number,
-  provider: Provider,
-) {
-  const through = providerFor(chain.url, provider);
+/** The limit through the same provider: eth_getLogs of the side's blocks in chunks, and COPY. */
+async function limitThrough({ node, scenario, settings }: Chains, side: Side) {
+  const through = providerFor(side.url, settings.provider);
+  const { staker } = scenario.deployment.addresses;
   try {
-    return {
-      ...(await measureLimit({ ...chain, url: through.url }, range, chunkSize)),
-      rpc: through.calls(),
-    };
+    const chain = { url: through.url, anvilPid: node.pid, staker };
+    return { ...(await measureLimit(chain, side.range, side.chunkSize)), rpc: through.calls() };
   } finally {
     through.stop();
   }
+}
+
+/** How many blocks of `range` have a bloom that admits the staker. */
+async function admittingBlocks(url: string, range: Range, staker: `0x${string}`) {
+  const request = rpc(url);
+  let admitted = 0;
+  for (let n = range.from; n <= range.to; n++) {
+    const header = (await request({
+      method: "eth_getBlockByNumber",
+      params: [`0x${n.toString(16)}`, false],
+    })) as { logsBloom: `0x${string}` };
+    if (mayHoldStakerLogs(header.logsBloom, staker)) admitted++;
+  }
+  return admitted;
+}
+
+/** The follower over the tail, once with empty blooms and once at each bloom fill. */
+async function measureFollows(chains: Chains) {
+  const { sparse, scenario, settings } = chains;
+  const tail = { from: sparse.sparseHead - BigInt(TAIL_BLOCKS) + 1n, to: sparse.sparseHead };
+  const follows = [];
+  for (const fill of [undefined, ...settings.fills]) {
+    const blooms = fill === undefined ? "empty" : String(fill);
+    log(`follow: the last ${TAIL_BLOCKS} blocks, blooms ${blooms} full`);
+    sparse.setTailFill(fill);
+    const admitted = await admittingBlocks(sparse.url, tail, scenario.deployment.addresses.staker);
+    const label = `follow_${blooms.replace(".", "_")}`;
+    const side = { url: sparse.url, range: tail, chunkSize: 2_000 };
+    const run = await indexThrough(chains, side, { label, role: "follow" });
+    follows.push({
+      fill,
+      admitted,
+      blocks: run.blocks,
+      seconds: run.seconds,
+      blocksPerSecond: round(run.blocks / run.exactSeconds, 1),
+      callsPerBlock: round(run.rpc.calls / run.blocks, 2),
+      /** The follow process's CPU: the receipts' tries are built there. */
+      cpuSeconds: run.cpuSeconds,
+      receiptsRead: run.rpc.byMethod.eth_getBlockReceipts ?? 0,
+      rpc: run.rpc,
+    });
+  }
+  return follows;
+}
+
+/** The share of blooms at each fill that admit the staker, over many more than the tail's. */
+function bloomShares(fills: number[], seed: string, staker: `0x${string}`, draws: number) {
+  const sampled = new SeededRandom(`bloom-shares-${seed}`);
+  return fills.map((fill) => {
+    let admitted = 0;
+    for (let i = 0; i < draws; i++) {
+      if (mayHoldStakerLogs(bloomWithFill(fill, sampled), staker)) admitted++;
+    }
+    return { fill, admitted: round(admitted / draws, 3) };
+  });
 }
 
 function readSettings() {
@@ -235,131 +257,75 @@ function readSettings() {
   return { ...flags, fills, provider };
 }
 
-async function main() {
-  const settings = readSettings();
-  const { provider, fills, seed } = settings;
-  const startedAt = new Date().toISOString();
-  const loadBefore = loadAverage();
-  const spec = { seed, events: settings.events, wallets: defaultWallets(settings.events) };
-  const { scenario, node } = await loadScenario(spec, log);
-  const { deployBlock: deploy, addresses } = scenario.deployment;
+/** The scenario's chain, and the same blocks spread over --blocks with a busy tail after. */
+async function openChains(settings: Settings): Promise<Chains> {
+  const { seed, events, fills } = settings;
+  const loaded = await loadScenario({ seed, events, wallets: defaultWallets(events) }, log);
+  const { scenario } = loaded;
+  const deploy = scenario.deployment.deployBlock;
   const random = new SeededRandom(`mainnet-${seed}`);
-  const sparse = await startSparseChain(node.rpcUrl, {
+  const blocks = Number(scenario.head - deploy);
+  const sparse = await startSparseChain(loaded.node.rpcUrl, {
     keepUpTo: deploy,
-    placement: spreadBlocks(deploy, Number(scenario.head - deploy), BigInt(settings.blocks), () =>
-      random.next(),
-    ),
+    placement: spreadBlocks(deploy, blocks, BigInt(settings.blocks), () => random.next()),
     tailBlocks: TAIL_BLOCKS,
     busyTail: { fills, seed: `mainnet-${seed}` },
   });
-  try {
-    const sparseRange = { from: deploy, to: sparse.sparseHead };
-    const denseRange = { from: deploy, to: scenario.head };
-    log(
-      `sparse chain: ${scenario.head - deploy} real blocks of ${scenario.stakerEvents} events spread over ${sparse.sparseHead - deploy} blocks (head ${sparse.sparseHead})`,
-    );
-    // Each limit asks for the blocks in the largest span that passes: the dense chain in the
-    // backfill bench's chunks (4 blocks, under the result cap), the sparse one in the provider's.
-    log("limit: eth_getLogs + COPY through the provider, dense then sparse");
-    const chain = { anvilPid: node.pid, staker: addresses.staker };
-    const denseLimit = await limitThrough({ ...chain, url: node.rpcUrl }, denseRange, 4, provider);
-    sparse.resetOverhead();
-    const sparseLimit = await limitThrough(
-      { ...chain, url: sparse.url },
-      sparseRange,
-      PROVIDER_SPAN,
-      provider,
-    );
-    const limitOverhead = sparse.overhead();
-    const backfill = async (
-      label: string,
-      url: string,
-      range: Range,
-      chunkSize: number,
-      checkNode = false,
-    ) => {
-      log(`backfill: ${label} through the provider`);
-      const run = await indexThrough(scenario, url, range, {
-        label,
-        chunkSize,
-        provider,
-        role: "worker",
-        checkNode,
-      });
-      return backfillFigures(run);
-    };
-    const dense = await backfill("dense", node.rpcUrl, denseRange, 4);
-    sparse.resetOverhead();
-    const mainnetShaped = await backfill(
-      "sparse",
-      sparse.url,
-      sparseRange,
-      settings["sparse-chunk"],
-    );
-    const backfillOverhead = sparse.overhead();
-    const checked = await backfill(
-      "sparse_check",
-      sparse.url,
-      sparseRange,
-      settings["sparse-chunk"],
-      true,
-    );
-    const tail = { from: sparse.sparseHead - BigInt(TAIL_BLOCKS) + 1n, to: sparse.sparseHead };
-    const follows: ReturnType<typeof followFigures>[] = [];
-    const request = rpc(sparse.url);
-    for (const fill of [undefined, ...fills]) {
-      const blooms = fill === undefined ? "empty" : String(fill);
-      log(`follow: the last ${TAIL_BLOCKS} blocks, blooms ${blooms} full`);
-      sparse.setTailFill(fill);
-      let admitted = 0;
-      for (let n = tail.from; n <= tail.to; n++) {
-        const header = (await request({
-          method: "eth_getBlockByNumber",
-          params: [`0x${n.toString(16)}`, false],
-        })) as { logsBloom: `0x${string}` };
-        if (mayHoldStakerLogs(header.logsBloom, addresses.staker)) admitted++;
-      }
-      const label = `follow_${blooms.replace(".", "_")}`;
-      const run = await indexThrough(scenario, sparse.url, tail, {
-        label,
-        chunkSize: 2_000,
-        provider,
-        role: "follow",
-      });
-      follows.push(followFigures(fill, admitted, run));
-    }
-    const loadAfter = loadAverage();
-    // The share of blooms at each fill that admit the staker, over many more than the tail's.
-    const draws = 5_000;
-    const sampled = new SeededRandom(`bloom-shares-${seed}`);
-    const shares = fills.map((fill) => {
-      let admitted = 0;
-      for (let i = 0; i < draws; i++) {
-        if (mayHoldStakerLogs(bloomWithFill(fill, sampled), addresses.staker)) admitted++;
-      }
-      return { fill, admitted: round(admitted / draws, 3) };
-    });
+  log(
+    `sparse chain: ${blocks} real blocks of ${scenario.stakerEvents} events spread over ${sparse.sparseHead - deploy} blocks (head ${sparse.sparseHead})`,
+  );
+  return { ...loaded, sparse, settings };
+}
 
-    const figures = { scenario, provider, loadBefore, loadAfter, dense, denseLimit, mainnetShaped };
-    const more = { sparseLimit, checked, follows, draws, shares, backfillOverhead, limitOverhead };
-    printTables({ ...figures, ...more, sparseChunk: settings["sparse-chunk"] });
-    await writeReport({
-      name: "mainnet",
-      smoke: settings.smoke,
-      startedAt,
+/** Every measurement, in order: the limits, the backfills, the follower, the bloom shares. */
+async function measure(chains: Chains) {
+  const { scenario, node, sparse, settings } = chains;
+  const deploy = scenario.deployment.deployBlock;
+  const denseSide = { url: node.rpcUrl, range: { from: deploy, to: scenario.head }, chunkSize: 4 };
+  const sparseRange = { from: deploy, to: sparse.sparseHead };
+  const sparseSide = { url: sparse.url, range: sparseRange, chunkSize: settings["sparse-chunk"] };
+  // Each limit asks for the blocks in the largest span that passes: the dense chain in the
+  // backfill bench's chunks (4 blocks, under the result cap), the sparse one in the provider's.
+  log("limit: eth_getLogs + COPY through the provider, dense then sparse");
+  const denseLimit = await limitThrough(chains, denseSide);
+  sparse.resetOverhead();
+  const sparseLimit = await limitThrough(chains, { ...sparseSide, chunkSize: PROVIDER_SPAN });
+  const limitOverhead = sparse.overhead();
+  const dense = await backfill(chains, "dense", denseSide);
+  sparse.resetOverhead();
+  const mainnetShaped = await backfill(chains, "sparse", sparseSide);
+  const backfillOverhead = sparse.overhead();
+  const checked = await backfill(chains, "sparse_check", sparseSide, true);
+  const follows = await measureFollows(chains);
+  const { staker } = scenario.deployment.addresses;
+  const shares = bloomShares(settings.fills, settings.seed, staker, BLOOM_DRAWS);
+  const overhead = { backfill: backfillOverhead, limit: limitOverhead };
+  return { dense, denseLimit, mainnetShaped, sparseLimit, checked, follows, shares, overhead };
+}
+
+async function main() {
+  const settings = readSettings();
+  const report = startReport("mainnet", settings.smoke);
+  const chains = await openChains(settings);
+  const { scenario, node, sparse } = chains;
+  const deploy = scenario.deployment.deployBlock;
+  try {
+    const figures = await measure(chains);
+    report.finish();
+    printTables(chains, report.load, figures);
+    const { dense, denseLimit, mainnetShaped, sparseLimit, checked, follows } = figures;
+    await report.write({
       parameters: {
-        seed,
+        seed: settings.seed,
         events: settings.events,
         sparseBlocks: Number(sparse.sparseHead - deploy),
         realBlocks: Number(scenario.head - deploy),
-        provider,
+        provider: settings.provider,
         providerSpan: PROVIDER_SPAN,
         chunkSizeDense: 4,
         chunkSizeSparse: settings["sparse-chunk"],
-        followFills: fills,
+        followFills: settings.fills,
         tailBlocks: TAIL_BLOCKS,
-        loadAverageBefore: loadBefore,
-        loadAverageAfter: loadAfter,
       },
       raw: {
         target: TARGET_OF_LIMIT.atLeast,
@@ -367,8 +333,8 @@ async function main() {
         sparse: { backfill: mainnetShaped, limit: sparseLimit },
         sparseWithCheckNode: checked,
         follow: follows,
-        bloomShares: shares,
-        sparseNodeOverhead: { backfill: backfillOverhead, limit: limitOverhead },
+        bloomShares: figures.shares,
+        sparseNodeOverhead: figures.overhead,
       },
       ratios: {
         dense_over_limit: over(dense, denseLimit),
@@ -387,113 +353,65 @@ async function main() {
   }
 }
 
+type Backfilled = Awaited<ReturnType<typeof backfill>>;
+
 /** The report's figures as tables and lines on stdout. */
-function printTables(f: {
-  scenario: CachedScenario;
-  provider: Provider;
-  loadBefore: number[];
-  loadAfter: number[];
-  dense: Backfilled;
-  denseLimit: LimitThrough;
-  mainnetShaped: Backfilled;
-  sparseLimit: LimitThrough;
-  checked: Backfilled;
-  follows: ReturnType<typeof followFigures>[];
-  draws: number;
-  shares: { fill: number; admitted: number }[];
-  backfillOverhead: Overhead;
-  limitOverhead: Overhead;
-  sparseChunk: number;
-}) {
-  const { scenario, provider, loadBefore, loadAfter, dense, denseLimit, mainnetShaped } = f;
-  const { sparseLimit, checked, follows, draws, shares, backfillOverhead, limitOverhead } = f;
-  const settings = { "sparse-chunk": f.sparseChunk };
-  console.log(
-    `\nmainnet-shaped backfill: ${scenario.stakerEvents} events, ${provider.latencyMs} ms (+0-${provider.jitterMs}) latency, ${PROVIDER_SPAN}-block eth_getLogs cap, budget ${provider.requestsPerSecond} calls/s; load average ${loadBefore.join(" ")} before, ${loadAfter.join(" ")} after\n`,
-  );
-  console.log(
-    table([
-      [
-        "chain",
-        "blocks",
-        "chunk",
-        "seconds to caught up",
-        "events/s",
-        "limit events/s",
-        "/ limit (>= 0.3)",
-        "calls",
-        "over budget",
-        "calls by method",
-      ],
-      ...[
-        ["dense", dense, denseLimit, 4] as const,
-        ["sparse (mainnet-shaped)", mainnetShaped, sparseLimit, settings["sparse-chunk"]] as const,
-      ].map(([name, run, limit, chunk]) => [
-        name,
-        run.blocks,
-        chunk,
-        run.seconds,
-        run.eventsPerSecond,
-        limit.eventsPerSecond,
-        verdict(over(run, limit), TARGET_OF_LIMIT),
-        run.rpc.calls,
-        run.rpc.callsOverBudget,
-        byCount(run.rpc.byMethod),
-      ]),
-    ]),
-  );
-  console.log(
-    `\nthe chunk path's check: sparse with the Transfer check ${mainnetShaped.seconds} s, ${over(mainnetShaped, sparseLimit)} of the limit, ${mainnetShaped.rpc.calls} calls (${byCount(mainnetShaped.rpc.byMethod)}); with a second node (RPC_CHECK_URL) instead ${checked.seconds} s, ${over(checked, sparseLimit)} of the limit, ${checked.rpc.calls} calls at RPC_URL (${byCount(checked.rpc.byMethod)}) and ${checked.checkRpc?.calls} at the check node (${byCount(checked.checkRpc?.byMethod ?? {})}), ${checked.rpc.callsOverBudget} + ${checked.checkRpc?.callsOverBudget} over budget`,
-  );
-  console.log(
-    `\nthe follower over the last ${TAIL_BLOCKS} blocks (mainnet-shaped: ~150 transactions each, other contracts' logs), same provider and budget:\n`,
-  );
-  console.log(
-    table([
-      [
-        "bloom bits set",
-        "blocks admitting the staker",
-        "receipts read",
-        "seconds to caught up",
-        "blocks/s",
-        "calls",
-        "calls/block",
-        "follower CPU s",
-        "over budget",
-        "calls by method",
-      ],
-      ...follows.map((run) => [
-        run.fill ?? "none",
-        run.admitted,
-        run.receiptsRead,
-        run.seconds,
-        run.blocksPerSecond,
-        run.rpc.calls,
-        run.callsPerBlock,
-        run.cpuSeconds,
-        run.rpc.callsOverBudget,
-        byCount(run.rpc.byMethod),
-      ]),
-    ]),
-  );
-  console.log(
-    `\nblooms that admit the staker by chance, of ${draws} random ones at each fill: ${shares.map(({ fill, admitted }) => `${fill} full: ${admitted}`).join(", ")}`,
-  );
-  console.log(
-    `\nlogs in eth_getLogs answers (their size, beside their count): dense ${dense.rpc.logsAnswered} (limit ${denseLimit.rpc.logsAnswered}), sparse ${mainnetShaped.rpc.logsAnswered} (limit ${sparseLimit.rpc.logsAnswered})`,
-  );
-  console.log(
-    `worker CPU: dense ${dense.workerCpuSeconds} s, sparse ${mainnetShaped.workerCpuSeconds} s; the sparse run's calls at the budget take ${round(mainnetShaped.rpc.calls / provider.requestsPerSecond, 1)} s`,
-  );
-  const readsBy = ({ rpc }: typeof dense) =>
+function printTables(
+  { scenario, settings }: Chains,
+  load: { before: number[]; after: number[] },
+  f: Awaited<ReturnType<typeof measure>>,
+) {
+  const { provider } = settings;
+  const { dense, denseLimit, mainnetShaped, sparseLimit, checked } = f;
+  const { backfill: backfillOverhead, limit: limitOverhead } = f.overhead;
+  const chains = [
+    { name: "dense", run: dense, limit: denseLimit, chunk: 4 },
+    {
+      name: "sparse (mainnet-shaped)",
+      run: mainnetShaped,
+      limit: sparseLimit,
+      chunk: settings["sparse-chunk"],
+    },
+  ];
+  const readsBy = ({ rpc }: Backfilled) =>
     Object.entries(rpc.stateReadsBy)
       .map(([form, count]) => `${count} by ${form}`)
       .join(", ");
-  console.log(
-    `state reads (eth_call, eth_getCode): dense ${readsBy(dense)}; sparse ${readsBy(mainnetShaped)}`,
-  );
-  console.log(
-    `\nthe sparse node's own time: ${round(backfillOverhead.ownMicrosPerRequest, 0)} µs per HTTP request over ${backfillOverhead.requests} requests in the backfill (${round(backfillOverhead.ownMs / 1000, 2)} s of ${mainnetShaped.seconds} s), ${round(limitOverhead.ownMicrosPerRequest, 0)} µs in the limit`,
+  print(
+    `mainnet-shaped backfill: ${scenario.stakerEvents} events, ${provider.latencyMs} ms (+0-${provider.jitterMs}) latency, ${PROVIDER_SPAN}-block eth_getLogs cap, budget ${provider.requestsPerSecond} calls/s; load average ${load.before.join(" ")} before, ${load.after.join(" ")} after`,
+    columns(chains, {
+      chain: (c) => c.name,
+      blocks: (c) => c.run.blocks,
+      chunk: (c) => c.chunk,
+      "seconds to caught up": (c) => c.run.seconds,
+      "events/s": (c) => c.run.eventsPerSecond,
+      "limit events/s": (c) => c.limit.eventsPerSecond,
+      "/ limit (>= 0.3)": (c) => verdict(over(c.run, c.limit), TARGET_OF_LIMIT),
+      calls: (c) => c.run.rpc.calls,
+      "over budget": (c) => c.run.rpc.callsOverBudget,
+      "calls by method": (c) => byCount(c.run.rpc.byMethod),
+    }),
+    `the chunk path's check: sparse with the Transfer check ${mainnetShaped.seconds} s, ${over(mainnetShaped, sparseLimit)} of the limit, ${mainnetShaped.rpc.calls} calls (${byCount(mainnetShaped.rpc.byMethod)}); with a second node (RPC_CHECK_URL) instead ${checked.seconds} s, ${over(checked, sparseLimit)} of the limit, ${checked.rpc.calls} calls at RPC_URL (${byCount(checked.rpc.byMethod)}) and ${checked.checkRpc?.calls} at the check node (${byCount(checked.checkRpc?.byMethod ?? {})}), ${checked.rpc.callsOverBudget} + ${checked.checkRpc?.callsOverBudget} over budget`,
+    `the follower over the last ${TAIL_BLOCKS} blocks (mainnet-shaped: ~150 transactions each, other contracts' logs), same provider and budget:`,
+    columns(f.follows, {
+      "bloom bits set": (run) => run.fill ?? "none",
+      "blocks admitting the staker": (run) => run.admitted,
+      "receipts read": (run) => run.receiptsRead,
+      "seconds to caught up": (run) => run.seconds,
+      "blocks/s": (run) => run.blocksPerSecond,
+      calls: (run) => run.rpc.calls,
+      "calls/block": (run) => run.callsPerBlock,
+      "follower CPU s": (run) => run.cpuSeconds,
+      "over budget": (run) => run.rpc.callsOverBudget,
+      "calls by method": (run) => byCount(run.rpc.byMethod),
+    }),
+    `blooms that admit the staker by chance, of ${BLOOM_DRAWS} random ones at each fill: ${f.shares.map(({ fill, admitted }) => `${fill} full: ${admitted}`).join(", ")}`,
+    [
+      `logs in eth_getLogs answers (their size, beside their count): dense ${dense.rpc.logsAnswered} (limit ${denseLimit.rpc.logsAnswered}), sparse ${mainnetShaped.rpc.logsAnswered} (limit ${sparseLimit.rpc.logsAnswered})`,
+      `worker CPU: dense ${dense.workerCpuSeconds} s, sparse ${mainnetShaped.workerCpuSeconds} s; the sparse run's calls at the budget take ${round(mainnetShaped.rpc.calls / provider.requestsPerSecond, 1)} s`,
+      `state reads (eth_call, eth_getCode): dense ${readsBy(dense)}; sparse ${readsBy(mainnetShaped)}`,
+    ].join("\n"),
+    `the sparse node's own time: ${round(backfillOverhead.ownMicrosPerRequest, 0)} µs per HTTP request over ${backfillOverhead.requests} requests in the backfill (${round(backfillOverhead.ownMs / 1000, 2)} s of ${mainnetShaped.seconds} s), ${round(limitOverhead.ownMicrosPerRequest, 0)} µs in the limit`,
   );
 }
 

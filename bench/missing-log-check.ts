@@ -5,10 +5,6 @@
  * follower's bloom check (every header of the range) is measured on the same range for
  * comparison. Run: bun bench/missing-log-check.ts
  */
-import { startAnvil } from "../devnet/anvil.ts";
-import { createDevnetClient } from "../devnet/client.ts";
-import { deployDevnet } from "../devnet/deploy.ts";
-import { Scenario } from "../devnet/scenario.ts";
 import { fetchStakerLogs } from "../indexer/chain/logs.ts";
 import {
   checkStakerTransfersLogged,
@@ -16,19 +12,15 @@ import {
 } from "../indexer/chain/transfer-check.ts";
 import { fetchRange } from "../indexer/fetch/fetch-range.ts";
 import { startRpcProxy } from "../test/support/rpc-proxy.ts";
-import { openRun } from "./support/harness.ts";
+import { openRun, startDevnet } from "./support/harness.ts";
 
 const CHUNK = 2_000n;
 
 /** A devnet whose scenario puts `transactionsPerBlock` staking transactions in each block. */
 async function chain(label: string, events: number, transactionsPerBlock: number) {
-  const node = await startAnvil();
-  const client = createDevnetClient(node.rpcUrl);
-  const deployment = await deployDevnet(client);
-  const seed = `missing-log-check-${label}`;
-  const scenario = await Scenario.prepare(client, deployment, { seed, wallets: 40 });
-  await scenario.run({ events, transactionsPerBlock });
-  return { node, client, deployment };
+  const devnet = await startDevnet(`missing-log-check-${label}`, 40);
+  await devnet.scenario.run({ events, transactionsPerBlock });
+  return devnet;
 }
 
 async function measure(label: string, events: number, transactionsPerBlock: number) {

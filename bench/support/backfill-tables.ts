@@ -6,7 +6,17 @@
 
 import type { ChunkWritePoint } from "../../test/support/synthetic-history.ts";
 import type { CountedRun, RealRun, SizeRun } from "../backfill.ts";
-import { byCount, ratio, round, type Target, table, targetText, verdict } from "./report.ts";
+import {
+  byCount,
+  chunkWriteTable,
+  print,
+  ratio,
+  round,
+  type Target,
+  table,
+  targetText,
+  verdict,
+} from "./report.ts";
 
 export const TARGETS = {
   /** Backfill events/s over raw eth_getLogs + COPY of the same logs, at least. */
@@ -250,13 +260,5 @@ export function printTables(
 ) {
   for (const run of runs) console.log(`\n${runTable(run)}`);
   console.log(`\n${summaryTable(runs)}`);
-  if (history.length === 0) return;
-  console.log(
-    `\nchunk write (${chunks.chunkEvents} events, ${chunks.citizens} citizens touched; median of the last 3 chunks)\n${table(
-      [
-        ["stored events", "chunk write ms", "load 1m"],
-        ...history.map((point) => [point.storedEvents, point.chunkWriteMs, point.load1m]),
-      ],
-    )}`,
-  );
+  if (history.length > 0) print(chunkWriteTable(history, chunks.chunkEvents, chunks.citizens));
 }

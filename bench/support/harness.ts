@@ -1,22 +1,28 @@
 /**
- * The run harness the indexing benchmarks share (backfill, mainnet-shaped, lag, API, missing-log
- * check): a scratch database and Redis prefix, the child processes a run starts (`worker`,
- * `follow`, the API) with the settings they share, waits that fail as soon as a child exits or a
- * chunk fails, and everything dropped when the run is disposed (`await using`). A run with an
- * indexer also holds one in this process that queues the chunks and watches the checkpoint,
- * talking to the node itself, so a proxy in front of the children counts their calls alone.
- * Beside it, the raw limit the backfills are held against: eth_getLogs and COPY.
+ * The run harness every benchmark shares: a devnet with a scenario prepared, a scratch database
+ * and Redis prefix, the child processes a run starts (`worker`, `follow`, the API and its
+ * baselines) with the settings they share, waits that fail as soon as a child exits or a chunk
+ * fails, and everything dropped when the run is disposed (`await using`). A run with an indexer
+ * also holds one in this process that queues the chunks and watches the checkpoint, talking to
+ * the node itself, so a proxy in front of the children counts their calls alone. Beside them,
+ * the stored history the chunk writes are timed against.
  */
-import { Readable } from "node:stream";
-import { pipeline } from "node:stream/promises";
-import postgres from "postgres";
-import { type Address, http, type RpcLog } from "viem";
-import { STAKER_TOPICS } from "../../contracts/staker-events.ts";
+import { type Address, http } from "viem";
+import { createDatabase } from "../../db/client.ts";
+import { freePort, startAnvil } from "../../devnet/anvil.ts";
+import { createDevnetClient } from "../../devnet/client.ts";
+import { deployDevnet } from "../../devnet/deploy.ts";
+import { Scenario } from "../../devnet/scenario.ts";
 import { createIndexer } from "../../indexer/indexer.ts";
 import { createScratchDatabase } from "../../scratch/database.ts";
 import { createScratchRedisPrefix } from "../../scratch/redis.ts";
-import { type Child, coresBetween, cpuByRole, spawnBun } from "./processes.ts";
-import { round } from "./report.ts";
+import {
+  autovacuumIsOn,
+  type ChunkWritePoint,
+  writeHistory,
+} from "../../test/support/synthetic-history.ts";
+import { type Child, spawnBun } from "./processes.ts";
+import { log } from "./report.ts";
 
 export class RunStalled extends Error {
   override name = "RunStalled";
@@ -24,6 +30,21 @@ export class RunStalled extends Error {
 
 /** Raw JSON-RPC to `url` (viem's transport, no retries): what the node answers, unformatted. */
 export const rpc = (url: string) => http(url, { retryCount: 0, timeout: 120_000 })({}).request;
+
+/** Profiler flags for a child when `enabled`: its CPU profile, as Markdown, in bench/results. */
+export const profileArgs = (enabled: boolean, name: string) =>
+  enabled
+    ? ["--cpu-prof-md", "--cpu-prof-dir=bench/results/profiles", `--cpu-prof-name=${name}.md`]
+    : [];
+
+/** A fresh anvil with the devnet deployed and a scenario of `wallets` wallets prepared on it. */
+export async function startDevnet(seed: string, wallets: number) {
+  const node = await startAnvil();
+  const client = createDevnetClient(node.rpcUrl);
+  const deployment = await deployDevnet(client);
+  const scenario = await Scenario.prepare(client, deployment, { seed, wallets });
+  return { node, client, deployment, scenario };
+}
 
 /** A scratch database and Redis prefix, and the child processes started against them. */
 export async function openScratch(label: string, existingDatabaseUrl?: string) {
@@ -62,6 +83,28 @@ export async function openScratch(label: string, existingDatabaseUrl?: string) {
         await Bun.sleep(pollMs);
       }
     },
+    /**
+     * Starts an HTTP server (the API, a baseline) on a free port, one token far past any rate
+     * limit (the limiter's bookkeeping still runs), and waits until its /healthz answers.
+     */
+    async serve(name: string, args: string[], settings: Record<string, string> = {}) {
+      const port = await freePort();
+      const child = this.spawn(name, args, {
+        HOST: "127.0.0.1",
+        PORT: String(port),
+        RATE_LIMIT_PER_MINUTE: "1000000000",
+        LOG_LEVEL: "warn",
+        ...settings,
+      });
+      const base = `http://127.0.0.1:${port}`;
+      const answers = () =>
+        fetch(`${base}/healthz`).then(
+          (response) => response.arrayBuffer().then(() => true),
+          () => false,
+        );
+      await this.waitUntil(`${name} answering`, answers, { timeoutMs: 30_000, pollMs: 50 });
+      return { child, base };
+    },
     /** Stops the children still running; returns every child, stopped. */
     async stopChildren() {
       for (const child of children) await child.stop();
@@ -74,6 +117,8 @@ export async function openScratch(label: string, existingDatabaseUrl?: string) {
     },
   };
 }
+
+export type Scratch = Awaited<ReturnType<typeof openScratch>>;
 
 export type RunSettings = {
   label: string;
@@ -125,6 +170,21 @@ export async function openRun(settings: RunSettings) {
       MAX_LOG_RANGE: String(maxLogRange),
       LOG_LEVEL: "info",
     },
+    /**
+     * Starts one `bun scripts/cli.ts <role>` child a name, with the run's settings and `settings`,
+     * and waits until they all take jobs.
+     */
+    async startIndexers(
+      role: "worker" | "follow",
+      names: string[],
+      settings: Record<string, string>,
+      cpuProfile = false,
+    ) {
+      const args = (name: string) => [...profileArgs(cpuProfile, name), "scripts/cli.ts", role];
+      const children = names.map((name) => this.spawn(name, args(name), settings));
+      await this.waitForWorkers(role === "worker" ? "chunks" : "follow", names.length);
+      return children;
+    },
     /** Waits until `count` processes take jobs from the queue. */
     async waitForWorkers(queue: "chunks" | "follow", count: number) {
       const connected = async () => (await indexer.queues[queue].getWorkersCount()) >= count;
@@ -150,6 +210,12 @@ export async function openRun(settings: RunSettings) {
       await this.waitIndexed(to, 30 * 60_000, pollMs);
       return { to, chunks, seconds: (performance.now() - started) / 1000 };
     },
+    /** Waits until a follower has indexed up to `to`: seconds, to, chunks (none). */
+    async follow(to: bigint) {
+      const started = performance.now();
+      await this.waitIndexed(to, 10 * 60_000, 10);
+      return { to, chunks: 0, seconds: (performance.now() - started) / 1000 };
+    },
     async [Symbol.asyncDispose]() {
       await scratch.stopChildren();
       await indexer.close();
@@ -158,82 +224,34 @@ export async function openRun(settings: RunSettings) {
   };
 }
 
-/** Blocks [from, to] in ranges of `size` blocks. */
-export function chunks(from: bigint, to: bigint, size: number) {
-  const ranges: { from: bigint; to: bigint }[] = [];
-  for (let start = from; start <= to; start += BigInt(size)) {
-    const end = start + BigInt(size) - 1n;
-    ranges.push({ from: start, to: end < to ? end : to });
-  }
-  return ranges;
-}
+type HistoryOptions = Omit<Parameters<typeof writeHistory>[1], "onPoint">;
+type Database = ReturnType<typeof createDatabase>["db"];
 
 /**
- * The limit: the staker's logs of `range` fetched with raw eth_getLogs chunk by chunk from `url`
- * (the node itself or a proxy in front of it), the next fetch overlapping the current COPY of
- * the raw rows into a scratch table. What moving the data alone costs.
+ * The synthetic history (test/support/synthetic-history.ts) written into a scratch database chunk
+ * by chunk as the indexer writes it, timed at each `at` point, where `atPoint` then runs too.
  */
-export async function measureLimit(
-  chain: { url: string; anvilPid: number; staker: Address },
-  range: { from: bigint; to: bigint },
-  chunkSize: number,
+export async function writeScratchHistory(
+  label: string,
+  options: HistoryOptions,
+  atPoint?: (point: ChunkWritePoint, database: { url: string; db: Database }) => Promise<void>,
 ) {
-  const database = await createScratchDatabase("bench_limit");
-  const sql = postgres(database.url, { max: 1, onnotice: () => {} });
-  const request = rpc(chain.url);
+  const database = await createScratchDatabase(label);
+  const { db, close } = createDatabase(database.url, { max: 1 });
   try {
-    await sql`create table raw_logs (
-      block_number bigint not null, log_index integer not null, block_hash text not null,
-      transaction_hash text not null, topics text[] not null, data text not null,
-      primary key (block_number, log_index))`;
-    const ranges = chunks(range.from, range.to, chunkSize);
-    const cpuBefore = await cpuByRole({ anvil: chain.anvilPid });
-    const started = performance.now();
-    let [fetchMs, copyMs, events] = [0, 0, 0];
-    const fetchLogs = async ({ from, to }: { from: bigint; to: bigint }) => {
-      const begun = performance.now();
-      const filter = { fromBlock: `0x${from.toString(16)}`, toBlock: `0x${to.toString(16)}` };
-      const logs = (await request({
-        method: "eth_getLogs",
-        params: [{ address: chain.staker, ...filter, topics: [STAKER_TOPICS] }],
-      })) as RpcLog[];
-      fetchMs += performance.now() - begun;
-      return logs;
-    };
-    let next = fetchLogs(ranges[0]!);
-    for (let index = 0; index < ranges.length; index++) {
-      const logs = await next;
-      if (index + 1 < ranges.length) next = fetchLogs(ranges[index + 1]!);
-      if (logs.length === 0) continue;
-      const begun = performance.now();
-      // COPY text format: tab-separated, one row a line; hex needs no escaping.
-      const rows = logs.map(
-        (entry) =>
-          `${BigInt(entry.blockNumber!)}\t${Number(entry.logIndex)}\t${entry.blockHash}\t${entry.transactionHash}\t{${entry.topics.join(",")}}\t${entry.data}\n`,
-      );
-      const writable =
-        await sql`copy raw_logs (block_number, log_index, block_hash, transaction_hash, topics, data) from stdin`.writable();
-      await pipeline(Readable.from([rows.join("")]), writable);
-      copyMs += performance.now() - begun;
-      events += logs.length;
-    }
-    const seconds = (performance.now() - started) / 1000;
-    const cores = coresBetween(cpuBefore, await cpuByRole({ anvil: chain.anvilPid }), seconds);
-    const [stored] = await sql<{ count: string }[]>`select count(*)::text as count from raw_logs`;
-    return {
-      events,
-      storedRows: Number(stored?.count ?? 0),
-      chunks: ranges.length,
-      seconds: round(seconds, 3),
-      eventsPerSecond: round(events / seconds, 0),
-      fetchSeconds: round(fetchMs / 1000, 3),
-      copySeconds: round(copyMs / 1000, 3),
-      cores: { anvil: cores.anvil, postgres: cores.postgres, bench: cores.bench },
-    };
+    const vacuum = options.vacuum
+      ? "vacuuming between chunks (untimed) where autovacuum would"
+      : "no vacuum between chunks";
+    log(`autovacuum ${(await autovacuumIsOn(db)) ? "on" : "off"} on this server; ${vacuum}`);
+    return await writeHistory(db, {
+      ...options,
+      onPoint: async (point) => {
+        log(`  ${point.storedEvents} events stored: chunk write ${point.chunkWriteMs} ms`);
+        await atPoint?.(point, { url: database.url, db });
+      },
+    });
   } finally {
-    await sql.end({ timeout: 5 });
+    await close();
     await database.drop();
   }
 }
-
-export type LimitRun = Awaited<ReturnType<typeof measureLimit>>;

@@ -160,14 +160,10 @@ const THREAD_ROLES: [RegExp, ThreadRole][] = [
   [/^HTTP Client/, "http"],
 ];
 
-const noThreadCpu = (): Record<ThreadRole, number> => ({
-  main: 0,
-  jit: 0,
-  gc: 0,
-  allocator: 0,
-  http: 0,
-  other: 0,
-});
+const noThreadCpu = () =>
+  Object.fromEntries(
+    (["main", "jit", "gc", "allocator", "http", "other"] as const).map((role) => [role, 0]),
+  ) as Record<ThreadRole, number>;
 
 /** CPU seconds so far of every thread of `pid`, summed by role (zeros once it has exited). */
 export async function threadCpuOf(pid: number): Promise<Record<ThreadRole, number>> {
@@ -191,10 +187,7 @@ export async function threadCpuSince(pids: number[], before: Record<ThreadRole, 
   const total = noThreadCpu();
   for (const role of Object.keys(total) as ThreadRole[]) {
     const used = after.map((threads, i) => threads[role] - (before[i]?.[role] ?? 0));
-    total[role] = round(
-      used.reduce((sum, seconds) => sum + seconds, 0),
-      2,
-    );
+    total[role] = round(used.reduce((sum, seconds) => sum + seconds, 0));
   }
   return total;
 }

@@ -10,6 +10,7 @@ import postgres from "postgres";
 import { anvilBinaryPath } from "../../devnet/anvil.ts";
 import { config } from "../../lib/config.ts";
 import { openRedis } from "../../lib/redis.ts";
+import type { ChunkWritePoint } from "../../test/support/synthetic-history.ts";
 
 export const RESULTS_DIR = join(import.meta.dir, "..", "results");
 
@@ -65,6 +66,28 @@ export type Measurements = {
   notes?: string[];
 };
 
+/**
+ * A benchmark's report, begun when its run begins: `finish()` reads the load average again once
+ * the measuring is done, and `write` adds the name, the start and both load averages.
+ */
+export function startReport(name: string, smoke: boolean) {
+  const startedAt = new Date().toISOString();
+  const load = { before: loadAverage(), after: loadAverage() };
+  return {
+    startedAt,
+    load,
+    finish: () => Object.assign(load, { after: loadAverage() }),
+    write: ({ parameters, ...measured }: Omit<Measurements, "name" | "smoke" | "startedAt">) =>
+      writeReport({
+        name,
+        smoke,
+        startedAt,
+        parameters: { ...parameters, loadAverageBefore: load.before, loadAverageAfter: load.after },
+        ...measured,
+      }),
+  };
+}
+
 /** Writes bench/results/<name>-<timestamp>.json, and says so on stdout (the smoke test reads it). */
 export async function writeReport(measured: Measurements): Promise<string> {
   const report = {
@@ -103,6 +126,28 @@ export function table(rows: Cell[][]): string {
     widths.map((w) => "-".repeat(w)).join("  "),
     ...text.slice(1).map(line),
   ].join("\n");
+}
+
+/** One row an item: `spec` names each column and reads its cell from the item. */
+export function columns<T>(items: readonly T[], spec: Record<string, (item: T) => Cell>): string {
+  const cells = Object.values(spec);
+  return table([Object.keys(spec), ...items.map((item) => cells.map((cell) => cell(item)))]);
+}
+
+/** Each block on stdout after a blank line. */
+export function print(...blocks: string[]): void {
+  for (const block of blocks) console.log(`\n${block}`);
+}
+
+/** The chunk write time at each point of a stored history (backfill and as-of benches). */
+export function chunkWriteTable(points: ChunkWritePoint[], chunkEvents: number, citizens?: number) {
+  const touched = citizens === undefined ? "" : `, ${citizens} citizens touched`;
+  const title = `chunk write (${chunkEvents} events${touched}; median of the last 3 chunks)`;
+  return `${title}\n${columns(points, {
+    "stored events": (point) => point.storedEvents,
+    "chunk write ms": (point) => point.chunkWriteMs,
+    "load 1m": (point) => point.load1m,
+  })}`;
 }
 
 /** A target: the figure at least, at most, or below a bound. */

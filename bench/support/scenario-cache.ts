@@ -2,15 +2,16 @@
  * A scenario chain generated once and kept: generating 100,000 events takes minutes, loading
  * them back takes seconds. The cache is anvil's own state dump with historical states (so the
  * indexer's eth_calls at old blocks still answer after a load) beside a JSON record of
- * the deployment and the scenario's figures, under bench/results/cache/.
+ * the deployment and the scenario's figures, under bench/results/cache/. Request bodies to the
+ * node are unlimited because the 100,000-event scenario's batches pass anvil's default 2 MiB cap.
  */
 import { existsSync } from "node:fs";
 import { mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { startAnvil } from "../../devnet/anvil.ts";
 import { createDevnetClient } from "../../devnet/client.ts";
 import { type DevnetDeployment, deployDevnet, readDeploymentFile } from "../../devnet/deploy.ts";
 import { Scenario } from "../../devnet/scenario.ts";
-import { type BenchAnvil, startStatefulAnvil } from "./anvil-process.ts";
 
 export const CACHE_DIR = join(import.meta.dir, "..", "results", "cache");
 
@@ -31,6 +32,17 @@ export type CachedScenario = ScenarioSpec & {
   stateFile: string;
   stateBytes: number;
 };
+
+/** An anvil that dumps its state on exit (`dumpTo`), or starts from one (`loadFrom`). */
+async function startStatefulAnvil(files: { dumpTo?: string; loadFrom?: string }) {
+  const node = await startAnvil({
+    dumpStateTo: files.dumpTo,
+    loadStateFrom: files.loadFrom,
+    unlimitedRequestSize: true,
+    startTimeoutMs: 600_000,
+  });
+  return { rpcUrl: node.rpcUrl, pid: node.process.pid, stop: node.stop };
+}
 
 export class ScenarioCacheInvalid extends Error {
   override name = "ScenarioCacheInvalid";
@@ -125,7 +137,7 @@ function seconds(since: number): string {
 
 export type LoadedScenario = {
   scenario: CachedScenario;
-  node: BenchAnvil;
+  node: Awaited<ReturnType<typeof startStatefulAnvil>>;
   /** Whether this call generated the cache (false: it was already there). */
   generated: boolean;
   loadSeconds: number;

@@ -41,13 +41,14 @@ export async function writeRequests(file: string, requests: WrkRequest[]): Promi
   return file;
 }
 
+/** What a piped child wrote to stdout and stderr, and its exit code, once it exits. */
+const outputOf = (child: Bun.Subprocess<"ignore", "pipe", "pipe">) =>
+  Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
+
 export async function wrkVersion(): Promise<string> {
-  const child = Bun.spawn(["wrk", "--version"], { stdout: "pipe", stderr: "pipe" });
-  const [out, err] = await Promise.all([
-    new Response(child.stdout).text(),
-    new Response(child.stderr).text(),
-    child.exited,
-  ]);
+  const [out, err] = await outputOf(
+    Bun.spawn(["wrk", "--version"], { stdin: "ignore", stdout: "pipe", stderr: "pipe" }),
+  );
   return /wrk (\S+)/.exec(out + err)?.[1] ?? "unknown";
 }
 
@@ -62,29 +63,15 @@ export async function runWrk(options: {
   if (!Bun.which("wrk")) {
     throw new WrkFailed("wrk is not installed; run scripts/bootstrap.sh (apt-get install wrk)");
   }
-  const child = Bun.spawn(
-    [
-      "wrk",
-      `-t${options.threads}`,
-      `-c${options.connections}`,
-      `-d${options.seconds}s`,
-      "--timeout",
-      "5s",
-      "-s",
-      SCRIPT,
-      options.base,
-    ],
-    {
-      env: { ...process.env, TOKEN: options.token, REQUESTS_FILE: options.requestsFile },
-      stdout: "pipe",
-      stderr: "pipe",
-    },
-  );
-  const [out, err, code] = await Promise.all([
-    new Response(child.stdout).text(),
-    new Response(child.stderr).text(),
-    child.exited,
-  ]);
+  const { threads, connections, seconds: duration } = options;
+  const args = [`-t${threads}`, `-c${connections}`, `-d${duration}s`, "--timeout", "5s"];
+  const child = Bun.spawn(["wrk", ...args, "-s", SCRIPT, options.base], {
+    env: { ...process.env, TOKEN: options.token, REQUESTS_FILE: options.requestsFile },
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [out, err, code] = await outputOf(child);
   const line = out.split("\n").find((text) => text.startsWith("{"));
   if (code !== 0 || !line) throw new WrkFailed(`wrk exited ${code}: ${err || out}`);
   const summary = JSON.parse(line) as Record<string, number>;
