@@ -8,6 +8,9 @@ import { existsSync } from "node:fs";
 import { mkdir, rename, rm } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import postgres from "postgres";
+import { config } from "../../lib/config.ts";
+import { withDatabase } from "../../lib/database-url.ts";
 
 export const BUILD_CACHE_DIR = join(homedir(), ".cache", "citizen-staking", "builds");
 
@@ -29,9 +32,11 @@ export async function hashSources(patterns: string[], extra: string[] = []): Pro
 }
 
 /**
- * The folder holding `name`'s build for `key`: `build` fills a folder of its own first, moved
- * into place in one rename, so files running in parallel never see half a build (two building
- * the same key: the first rename wins).
+ * The folder holding `name`'s build for `key`. Files running side by side build one at a time
+ * under a Postgres advisory lock (released with the session if a builder dies): two builds at
+ * once could share their outputs on the way (npm pack writes client/dist), and the second finds
+ * the first's. `build` fills a folder of its own, moved into place in one rename, so a build cut
+ * short leaves nothing behind.
  */
 export async function cachedBuild(
   name: string,
@@ -40,18 +45,25 @@ export async function cachedBuild(
 ): Promise<string> {
   const folder = join(BUILD_CACHE_DIR, `${name}-${key}`);
   if (existsSync(folder)) return folder;
-  const partial = `${folder}.${process.pid}.partial`;
-  await rm(partial, { recursive: true, force: true });
-  await mkdir(partial, { recursive: true });
-  try {
-    await build(partial);
-  } catch (error) {
-    await rm(partial, { recursive: true, force: true });
-    throw error;
-  }
-  await rename(partial, folder).catch(async (error: NodeJS.ErrnoException) => {
-    await rm(partial, { recursive: true, force: true });
-    if (!existsSync(folder)) throw error;
+  const lock = postgres(withDatabase(config.databaseUrl, "postgres"), {
+    max: 1,
+    onnotice: () => {},
   });
-  return folder;
+  try {
+    await lock`select pg_advisory_lock(hashtext(${`citizen-staking:build:${name}`}))`;
+    if (existsSync(folder)) return folder;
+    const partial = `${folder}.${process.pid}.partial`;
+    await rm(partial, { recursive: true, force: true });
+    await mkdir(partial, { recursive: true });
+    try {
+      await build(partial);
+      await rename(partial, folder);
+    } catch (error) {
+      await rm(partial, { recursive: true, force: true });
+      throw error;
+    }
+    return folder;
+  } finally {
+    await lock.end({ timeout: 5 });
+  }
 }

@@ -135,45 +135,50 @@ async function run(command: string[], cwd: string) {
   return { stdout, stderr, code, output: stdout + stderr };
 }
 
-describe("the packed client in a fresh project", () => {
-  let tarball: string;
-  let packed: string[];
-  let api: Awaited<ReturnType<typeof createApiHarness>>;
-  let server: ReturnType<typeof api.app.listen>;
-  let base: string;
-  const projects: string[] = [];
+/** A package manager a dashboard project installs the tarball with, and the runtime it runs on. */
+export interface PackageManager {
+  name: string;
+  install: string[];
+  runtime: string;
+}
 
-  beforeAll(async () => {
-    const pack = await packClient();
-    tarball = pack.tarball;
-    packed = pack.files.toSorted();
+/**
+ * The suite of one manager: install, type-check, mistakes caught, a run against the API. Each
+ * manager's in a file of its own (package-npm, package-bun), so the suite runs them side by side;
+ * `tarball` adds the check of what the tarball holds (once, in npm's).
+ */
+export function describePackedClient(manager: PackageManager, options: { tarball: boolean }) {
+  describe("the packed client in a fresh project", () => {
+    let tarball: string;
+    let packed: string[];
+    let api: Awaited<ReturnType<typeof createApiHarness>>;
+    let server: ReturnType<typeof api.app.listen>;
+    let base: string;
+    const projects: string[] = [];
 
-    api = await createApiHarness();
-    await api.setCheckpoint(100n);
-    await api.insertCitizens([{ season: 1, citizenId: 7n }]);
-    server = api.app.listen({ hostname: "127.0.0.1", port: 0 });
-    base = `http://127.0.0.1:${server.server!.port}`;
-  });
+    beforeAll(async () => {
+      const pack = await packClient();
+      tarball = pack.tarball;
+      packed = pack.files.toSorted();
 
-  afterAll(async () => {
-    await server?.stop(true);
-    await api?.close();
-    for (const dir of projects) await rm(dir, { recursive: true, force: true });
-  });
+      api = await createApiHarness();
+      await api.setCheckpoint(100n);
+      await api.insertCitizens([{ season: 1, citizenId: 7n }]);
+      server = api.app.listen({ hostname: "127.0.0.1", port: 0 });
+      base = `http://127.0.0.1:${server.server!.port}`;
+    });
 
-  test("the tarball holds the built script, one declaration file and the manifest", async () => {
-    expect(packed).toEqual(["dist/index.d.ts", "dist/index.js", "package.json"]);
-  });
+    afterAll(async () => {
+      await server?.stop(true);
+      await api?.close();
+      for (const dir of projects) await rm(dir, { recursive: true, force: true });
+    });
 
-  const managers = [
-    {
-      name: "npm",
-      install: ["npm", "install", "--no-audit", "--no-fund", "--prefer-offline"],
-      runtime: "node",
-    },
-    { name: "bun", install: ["bun", "add"], runtime: "bun" },
-  ];
-  for (const manager of managers) {
+    if (options.tarball) {
+      test("the tarball holds the built script, one declaration file and the manifest", async () => {
+        expect(packed).toEqual(["dist/index.d.ts", "dist/index.js", "package.json"]);
+      });
+    }
     test(`installed with ${manager.name}: it type-checks, catches the mistakes, and runs on ${manager.runtime}`, async () => {
       const project = await mkdtemp(join(tmpdir(), `dashboard-${manager.name}-`));
       projects.push(project);
@@ -219,5 +224,5 @@ describe("the packed client in a fresh project", () => {
       ).json();
       expect(JSON.parse(ran.stdout)).toEqual({ found: served, missing: 404 });
     });
-  }
-});
+  });
+}
