@@ -27,7 +27,7 @@ if (!build.success) throw new AggregateError(build.logs, "the client did not bui
 
 // The repository's project: the API's sources must compile for their types to be read. Its own
 // check of the output is left out (it compiles Elysia's and Eden's declarations without the DOM
-// and reports their errors); test/client/package.test.ts compiles the packed package in a fresh
+// and reports their errors); test/client/packed-client.ts compiles the packed package in a fresh
 // project instead, as a dashboard would.
 const generator = Bun.spawnSync(
   [

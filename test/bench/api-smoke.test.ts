@@ -1,0 +1,19 @@
+import { describe, expect, test } from "bun:test";
+import { expectReport, runSmoke } from "./smoke.ts";
+
+describe("benchmarks in smoke size", () => {
+  test("the API bench completes and reports the API, cached and not, as of a block, and the soak against the base", async () => {
+    const report = await runSmoke("api");
+    expectReport(report, [
+      "uncached_s1_over_base",
+      "uncached_list_over_base",
+      "cached_s1_over_base",
+      "not_modified_s1_over_base",
+      "uncached_s1_p99_over_base",
+      "as_of_s1_over_uncached_s1",
+      "as_of_list_over_uncached_list",
+      "soak_last_over_first",
+    ]);
+    expect(report.parameters.loadAverageBefore).toHaveLength(3);
+  }, 300_000);
+});

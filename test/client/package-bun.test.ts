@@ -1,0 +1,3 @@
+import { describePackedClient } from "./packed-client.ts";
+
+describePackedClient({ name: "bun", install: ["bun", "add"], runtime: "bun" }, { tarball: false });
