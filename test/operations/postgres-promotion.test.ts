@@ -157,16 +157,20 @@ test(
         signal: live.signal,
       });
 
-      // Chunk jobs in flight when the primary goes: a reindex of everything indexed so far.
+      // Chunk jobs in flight when the primary goes: a reindex of everything indexed so far, a job
+      // a block.
       const indexed = (await harness.indexer.store.checkpoint())!.indexedBlock;
-      const reindex = await harness.cli([
-        "reindex",
-        "--from",
-        String(devnet.deployment.deployBlock),
-        "--to",
-        String(indexed),
-        "--enqueue-only",
-      ]);
+      const reindex = await harness.cli(
+        [
+          "reindex",
+          "--from",
+          String(devnet.deployment.deployBlock),
+          "--to",
+          String(indexed),
+          "--enqueue-only",
+        ],
+        { CHUNK_SIZE: "1" },
+      );
       expect(reindex.code).toBe(0);
       const chunkCounts = () =>
         harness.indexer.queues.chunks.getJobCounts("waiting", "active", "delayed", "prioritized");
@@ -271,18 +275,20 @@ test(
         );
       }
 
-      // Each process wrote on the new primary after the promotion.
+      // The follower wrote on the new primary after the promotion (the chunk jobs left at the
+      // stop, if any were, are done: waited for above; a fast machine may have none left).
       const entries = (lines: string[]) =>
         lines
           .filter((line) => line.startsWith("{"))
           .map((line) => JSON.parse(line) as { msg: string; time: string })
           .map((entry) => ({ ...entry, at: Date.parse(entry.time) }));
       const promotedWall = Date.now() - (performance.now() - promotedAt);
+      const loggedAfter = (command: ReturnType<typeof startCommand>, msg: string) =>
+        entries(command.lines).filter((entry) => entry.msg === msg && entry.at > promotedWall)
+          .length;
       const chunksAfter = (command: ReturnType<typeof startCommand>) =>
-        entries(command.lines).filter(
-          (entry) => entry.msg === "chunk indexed" && entry.at > promotedWall,
-        ).length;
-      expect(chunksAfter(worker) + chunksAfter(follow)).toBeGreaterThan(0);
+        loggedAfter(command, "chunk indexed");
+      expect(loggedAfter(follow, "followed the head")).toBeGreaterThan(0);
       const backAt =
         requests.answers.findLast((answer) => answer.status !== 200)?.at ?? stoppedWall;
       expect(requests.answers.at(-1)?.status).toBe(200);
