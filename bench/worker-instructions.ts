@@ -1,0 +1,157 @@
+/**
+ * A worker's CPU per event as instructions, which callgrind counts alike on any machine of the
+ * kind whatever else runs on it, where seconds per event moved 2x between two machines. valgrind
+ * 3.19 (Debian 12's) does not know epoll_pwait2, which Bun's event loop waits in, so a worker
+ * that talks to sockets hangs under it. Here a scenario chain's node answers are recorded once,
+ * then the fetch stage (fetch-range.ts: logs, headers, reads, rows) runs on them with `fetch`
+ * replaced (no socket), and each chunk's INSERT statements are built (unnest-rows.ts) but not
+ * sent: the worker's own work without the I/O. Counted twice each with no chunks and with all of
+ * them; (all - none) / events is the figure. The JIT and the collector are kept on the main
+ * thread (BUN_JSC_useConcurrentJIT/GC=false): on threads of their own they moved a count by 20%
+ * from one run to the next, on it by 3% (both counts are printed).
+ *
+ * `bun bench/worker-instructions.ts [--events 2000] [--chunk-size 16]` (minutes: callgrind runs
+ * Bun about 50 times slower).
+ */
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { drizzle } from "drizzle-orm/postgres-js";
+import type { Address } from "viem";
+import * as schema from "../db/schema.ts";
+import { citizenStakes, citizens, stakerEvents } from "../db/schema.ts";
+import { discoverContracts } from "../indexer/chain/contracts.ts";
+import { LogRangeGovernor } from "../indexer/chain/logs.ts";
+import { createNodeClients } from "../indexer/chain/node-clients.ts";
+import { CitizenReadCache } from "../indexer/fetch/citizen-read-cache.ts";
+import { fetchRange } from "../indexer/fetch/fetch-range.ts";
+import { unnestRows } from "../indexer/store/unnest-rows.ts";
+import { flag, readFlags, runMain } from "./support/flags.ts";
+import { chunks } from "./support/limit.ts";
+import { log, RESULTS_DIR, round } from "./support/report.ts";
+import { defaultWallets, loadScenario } from "./support/scenario-cache.ts";
+
+type Recording = {
+  url: string;
+  staker: Address;
+  ranges: { from: string; to: string }[];
+  /** Each request body without its ids → its answers in request order, their ids 0. */
+  answers: Record<string, string[]>;
+};
+
+const keyOf = (body: string) => body.replace(/"id":\d+,?/g, "");
+
+/** The node's answers to every request, recorded (`record`) or played back without a socket. */
+function nodeAnswers(mode: "record" | "replay", recording: Recording) {
+  const realFetch = globalThis.fetch;
+  globalThis.fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
+    const body = String(init?.body);
+    if (mode === "replay") {
+      const ids = [...body.matchAll(/"id":(\d+)/g)].map((match) => match[1]);
+      const recorded = recording.answers[keyOf(body)];
+      if (!recorded) throw new Error(`no recorded answer for ${body.slice(0, 200)}`);
+      const answers = recorded.map((answer, i) => answer.replace('"id":0', `"id":${ids[i]}`));
+      return new Response(body.startsWith("[") ? `[${answers.join(",")}]` : answers[0]);
+    }
+    const text = await (await realFetch(input, init)).text();
+    const [request, answer] = [JSON.parse(body), JSON.parse(text)];
+    const inOrder = Array.isArray(request)
+      ? request.map(({ id }: { id: number }) =>
+          answer.find((each: { id: number }) => each.id === id),
+        )
+      : [answer];
+    recording.answers[keyOf(body)] = inOrder.map((each: object) =>
+      JSON.stringify({ ...each, id: 0 }),
+    );
+    return new Response(text);
+  }) as typeof fetch;
+}
+
+/** The worker's work on `ranges`: each fetched, its rows' statements built. */
+async function index(recording: Recording, ranges: Recording["ranges"]) {
+  const clients = createNodeClients(recording.url, { timeoutMs: 600_000 });
+  const known = new Map<string, schema.CitizenRow>();
+  const deps = {
+    ...clients,
+    contracts: await discoverContracts(clients.client, recording.staker),
+    governor: new LogRangeGovernor(10_000),
+    knownCitizens: async (keys: { season: number; citizenId: bigint }[]) =>
+      keys.flatMap((key) => known.get(`${key.season}:${key.citizenId}`) ?? []),
+    citizenReads: new CitizenReadCache(),
+  };
+  const db = drizzle.mock({ schema });
+  let events = 0;
+  for (const range of ranges) {
+    const write = await fetchRange(deps, { from: BigInt(range.from), to: BigInt(range.to) });
+    events += write.events.length;
+    for (const row of write.citizens) known.set(`${row.season}:${row.citizenId}`, row);
+    if (write.events.length)
+      db.insert(stakerEvents).select(unnestRows(stakerEvents, write.events)).toSQL();
+    if (write.stakes.length)
+      db.insert(citizenStakes).select(unnestRows(citizenStakes, write.stakes)).toSQL();
+    if (write.citizens.length)
+      db.insert(citizens).select(unnestRows(citizens, write.citizens)).toSQL();
+  }
+  return events;
+}
+
+/** Instructions of one replay of the first `count` ranges, under callgrind. */
+function countInstructions(file: string, count: number): number {
+  const out = `${RESULTS_DIR}/callgrind-${process.pid}-${count}.out`;
+  const args = ["--tool=callgrind", "--smc-check=all-non-file", `--callgrind-out-file=${out}`];
+  const command = [process.execPath, import.meta.path, "--replay", file, String(count)];
+  const env = {
+    ...process.env,
+    BUN_JSC_useConcurrentJIT: "false",
+    BUN_JSC_useConcurrentGC: "false",
+  };
+  const run = Bun.spawnSync(["valgrind", ...args, ...command], { env });
+  if (run.exitCode !== 0)
+    throw new Error(`callgrind exited ${run.exitCode}: ${run.stderr.toString().slice(-800)}`);
+  const totals = readFileSync(out, "utf8").match(/^totals: (\d+)/m)?.[1];
+  rmSync(out);
+  if (!totals) throw new Error(`${out} holds no totals`);
+  return Number(totals);
+}
+
+async function main() {
+  const settings = readFlags({
+    events: flag.number("2000", "300"),
+    "chunk-size": flag.number("16"),
+  });
+  const spec = {
+    seed: "backfill",
+    events: settings.events,
+    wallets: defaultWallets(settings.events),
+  };
+  const { scenario, node } = await loadScenario(spec, log);
+  const { deployBlock, addresses } = scenario.deployment;
+  const ranges = chunks(deployBlock, scenario.head, settings["chunk-size"]).map(({ from, to }) => ({
+    from: `${from}`,
+    to: `${to}`,
+  }));
+  const recording: Recording = { url: node.rpcUrl, staker: addresses.staker, ranges, answers: {} };
+  nodeAnswers("record", recording);
+  const events = await index(recording, ranges).finally(() => node.stop());
+  const file = `${RESULTS_DIR}/node-answers-${spec.seed}-${spec.events}.json`;
+  writeFileSync(file, JSON.stringify(recording));
+  const counts = (count: number) => [
+    countInstructions(file, count),
+    countInstructions(file, count),
+  ];
+  const [none, all] = [counts(0), counts(ranges.length)];
+  const perEvent = (a: number, b: number) => round((a - b) / events, 0);
+  log(`${events} events in ${ranges.length} chunks of ${settings["chunk-size"]} blocks`);
+  log(`instructions without chunks ${none.join(", ")}; with all ${all.join(", ")}`);
+  log(
+    `per event: ${perEvent(Math.min(...all), Math.max(...none))}-${perEvent(Math.max(...all), Math.min(...none))}`,
+  );
+}
+
+if (Bun.argv[2] === "--replay") {
+  const [file, count] = Bun.argv.slice(3) as [string, string];
+  const recording = JSON.parse(readFileSync(file, "utf8")) as Recording;
+  nodeAnswers("replay", recording);
+  console.log(await index(recording, recording.ranges.slice(0, Number(count))));
+  process.exit(0);
+} else {
+  runMain(main);
+}
