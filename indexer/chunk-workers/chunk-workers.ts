@@ -60,6 +60,7 @@ export function createChunkWorkers({
           from: job.data.from,
           to: job.data.to,
           events: result.events,
+          slices: result.slices,
           indexedBlock: result.indexedBlock.toString(),
           ms: Math.round(performance.now() - started),
         },
