@@ -61,6 +61,7 @@ export function createChunkWorkers({
           to: job.data.to,
           events: result.events,
           slices: result.slices,
+          collections: result.collections,
           indexedBlock: result.indexedBlock.toString(),
           ms: Math.round(performance.now() - started),
         },

@@ -16,7 +16,7 @@ export class EventBudget {
    * Blocks the next slice spans, learnt from the slices before. A process starts at one block,
    * since nothing says how dense the chain is and a slice's logs are fetched whole before they
    * are counted (those past the budget are dropped and fetched again with the next slice); on a
-   * thin chain the span grows fourfold a slice.
+   * thin chain the span doubles a slice.
    */
   private span = 1;
 
@@ -47,10 +47,9 @@ export class EventBudget {
   }
 
   /**
-   * A slice of `blocks` held `events`: the next slices span as many
-   * blocks as the budget's events fill at that density, growing at most fourfold a slice, so
-   * a dense stretch after a thin one is met by a slice of bounded size. A per-process hint, like
-   * the log range's.
+   * A slice of `blocks` held `events`: the next slices span as many blocks as the budget's
+   * events fill at that density, at most doubling a slice, so a dense stretch after a thin one
+   * is met by a slice of bounded size. A per-process hint, like the log range's.
    */
   sliced(blocks: number, events: number) {
     const fits = events === 0 ? Number.MAX_SAFE_INTEGER : (blocks * this.limit) / events;
@@ -81,5 +80,5 @@ export class EventBudget {
   }
 }
 
-/** How much a slice may span more than the one before it. */
-const GROWTH = 4;
+/** How many times the blocks of the slice before a slice may span. */
+const GROWTH = 2;

@@ -5,6 +5,7 @@ import type { FetchStage, LogCheck } from "../fetch/fetch-range.ts";
 import { resolveLinkConflict } from "../reorg/divergence.ts";
 import { type Indexed, type IndexerStore, LinkConflict, type RangeWrite } from "../store/index.ts";
 import type { EventBudget } from "./event-budget.ts";
+import type { createHeapCeiling } from "./heap-ceiling.ts";
 
 export interface IndexRangeRequest {
   from: bigint;
@@ -23,6 +24,8 @@ export type ChunkDeps = {
   finalityDepth?: number;
   /** The events this process's chunk jobs may work on at once. */
   eventBudget?: EventBudget;
+  /** Collects the heap between slices when the process's memory is past its ceiling. */
+  heapCeiling?: ReturnType<typeof createHeapCeiling>;
 };
 
 /**
@@ -35,7 +38,7 @@ export type ChunkDeps = {
  */
 export async function indexRange(deps: ChunkDeps, request: IndexRangeRequest) {
   const budget = deps.eventBudget;
-  let [events, slices] = [0, 0];
+  let [events, slices, collections] = [0, 0, 0];
   let indexed: Indexed | undefined;
   const logCheck: LogCheck = { askedAgain: 0, receiptsChecked: 0, corrected: 0, disputed: 0 };
   for (let from = request.from; from <= request.to; ) {
@@ -58,8 +61,9 @@ export async function indexRange(deps: ChunkDeps, request: IndexRangeRequest) {
     } finally {
       hold?.release();
     }
+    if (deps.heapCeiling?.settle()) collections++;
   }
-  return { events, slices, indexedBlock: indexed!.indexedBlock, logCheck };
+  return { events, slices, collections, indexedBlock: indexed!.indexedBlock, logCheck };
 }
 
 /**

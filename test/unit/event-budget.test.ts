@@ -48,17 +48,17 @@ describe("events one worker process holds at once", () => {
 });
 
 describe("a chunk worked in slices of blocks", () => {
-  test("slices start at one block and span the blocks the budget's events fill at the last density, growing at most fourfold", () => {
+  test("slices start at one block and span the blocks the budget's events fill at the last density, at most doubling", () => {
     const budget = new EventBudget(2_000);
     expect(budget.sliceBlocks()).toBe(1);
-    budget.sliced(1, 425);
+    budget.sliced(1, 0);
+    expect(budget.sliceBlocks()).toBe(2);
+    budget.sliced(2, 425);
     expect(budget.sliceBlocks()).toBe(4);
     budget.sliced(4, 1_000);
     expect(budget.sliceBlocks()).toBe(8);
     budget.sliced(8, 10);
-    expect(budget.sliceBlocks()).toBe(32);
-    budget.sliced(32, 0);
-    expect(budget.sliceBlocks()).toBe(128);
+    expect(budget.sliceBlocks()).toBe(16);
     budget.sliced(47, 20_000);
     expect(budget.sliceBlocks()).toBe(4);
     budget.sliced(1, 9_000);
