@@ -53,7 +53,8 @@ export class EventBudget {
    */
   sliced(blocks: number, events: number) {
     const fits = events === 0 ? Number.MAX_SAFE_INTEGER : (blocks * this.limit) / events;
-    this.span = Math.max(1, Math.floor(Math.min(fits, blocks * GROWTH)));
+    const most = blocks >= THIN_SPAN ? fits : blocks * GROWTH;
+    this.span = Math.max(1, Math.floor(Math.min(fits, most)));
   }
 
   private take(count: number): Promise<void> {
@@ -82,3 +83,11 @@ export class EventBudget {
 
 /** How many times the blocks of the slice before a slice may span. */
 const GROWTH = 2;
+
+/**
+ * A slice this long that held no more than the budget is a thin stretch (a dense chain holds
+ * hundreds of events a block): the next spans what the budget fills at once, so a thin chain's
+ * chunks are not cut into many slices, each with a chunk's fixed calls (on the mainnet-shaped
+ * chain doubling alone made 1,210 calls, this 1,087, against 787 unsliced).
+ */
+const THIN_SPAN = 1_024;

@@ -61,6 +61,11 @@ describe("a chunk worked in slices of blocks", () => {
     expect(budget.sliceBlocks()).toBe(16);
     budget.sliced(47, 20_000);
     expect(budget.sliceBlocks()).toBe(4);
+    // A thousand blocks or more, within the budget: a thin stretch, spanned at what the budget fills.
+    budget.sliced(5_000, 500);
+    expect(budget.sliceBlocks()).toBe(20_000);
+    budget.sliced(20_000, 0);
+    expect(budget.sliceBlocks()).toBe(Number.MAX_SAFE_INTEGER);
     budget.sliced(1, 9_000);
     expect(budget.sliceBlocks()).toBe(1);
   });
