@@ -4,20 +4,17 @@
  * replaced (the client's batching), alternated: median wall ms, CPU ms (ours, anvil's), eth_calls.
  * `bun bench/static-call-batch.ts [events = 10000] [rounds = 7]`
  */
-import { readFileSync } from "node:fs";
 import { mainnetStakerAbi as abi } from "../contracts/generated/MainnetStaker.ts";
 import { type BlockReads, createBlockReads } from "../indexer/chain/block-reads.ts";
 import { readCitizenComponents } from "../indexer/chain/citizen-components.ts";
 import { createChainClient } from "../indexer/chain/client.ts";
 import { readStakes, type StakeAtBlock } from "../indexer/chain/stake-reads.ts";
 import { startScenarioChain } from "../test/support/scenario-chain.ts";
+import { cpuSecondsOf } from "./support/processes.ts";
 
 const [events = 10_000, rounds = 7] = Bun.argv.slice(2).map(Number);
-/** A process's user + system CPU in ms (/proc counts 100 ticks a second). */
-const cpuOf = (pid: number) => {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-};
+/** A process's user + system CPU in ms. */
+const cpuOf = async (pid: number) => (await cpuSecondsOf(pid)) * 1000;
 const median = (values: number[]) => values.sort((a, b) => a - b)[values.length >> 1]!.toFixed(0);
 const chain = await startScenarioChain({ seed: "static-call-batch", events });
 let ethCalls = 0;
@@ -36,7 +33,12 @@ for (const wallet of new Set(logs.map((log) => log.args.staker!))) {
   for (const { citizenId } of s2) stakes.push({ season: 2, citizenId, staker: wallet, ...at });
 }
 const anvil = chain.node.process.pid;
-const sample = () => [performance.now(), cpuOf(process.pid), cpuOf(anvil), ethCalls];
+const sample = async () => [
+  performance.now(),
+  await cpuOf(process.pid),
+  await cpuOf(anvil),
+  ethCalls,
+];
 const paths: Record<string, () => BlockReads> = {
   "static-call batch": () => createBlockReads(client),
   "viem multicall": () => ({ read: (call) => client.readContract(call as never) as never }),
@@ -45,11 +47,11 @@ const runs = Object.fromEntries(Object.keys(paths).map((name) => [name, [] as nu
 // Round 0 warms the JIT and the node's caches up; the order alternates.
 for (let round = 0; round <= rounds; round++) {
   for (const name of round % 2 ? Object.keys(paths) : Object.keys(paths).reverse()) {
-    const before = sample();
+    const before = await sample();
     const components = await readCitizenComponents(paths[name]!(), contracts, stakes, at);
     const withVaults = stakes.map((stake, i) => ({ ...stake, ...components[i] }));
     await readStakes(paths[name]!(), contracts, withVaults);
-    if (round > 0) runs[name]!.push(sample().map((value, k) => value - before[k]!));
+    if (round > 0) runs[name]!.push((await sample()).map((value, k) => value - before[k]!));
   }
 }
 await chain.stop();
