@@ -71,7 +71,7 @@ type Chain = { scenario: CachedScenario; node: { rpcUrl: string; pid: number } }
  */
 async function measureLimits(
   { scenario, node }: Chain,
-  paths: { direct: string; counting: string; latency?: string },
+  paths: { direct: string; counting: string; latency?: string; fair: string; fairCounting: string },
   chunkSize: number,
   rounds: number,
 ) {
@@ -82,7 +82,12 @@ async function measureLimits(
   for (let n = 0; n < rounds; n++) {
     for (const [path, url] of Object.entries(paths) as [keyof typeof paths, string][]) {
       if (url === undefined) continue;
-      const run = await measureLimit({ url, anvilPid: node.pid, staker }, range, chunkSize);
+      const contracts = path.startsWith("fair") ? scenario.deployment.addresses : undefined;
+      const run = await measureLimit(
+        { url, anvilPid: node.pid, staker, contracts },
+        range,
+        chunkSize,
+      );
       const kept = best[path];
       const rates = [...(kept?.roundsEventsPerSecond ?? []), run.eventsPerSecond];
       best[path] = {
@@ -91,7 +96,7 @@ async function measureLimits(
       };
     }
   }
-  return { direct: best.direct!, counting: best.counting!, latency: best.latency };
+  return { ...best, direct: best.direct!, counting: best.counting!, fair: best.fair! };
 }
 
 /**
@@ -303,10 +308,12 @@ async function measureSize(events: number, settings: Settings) {
   try {
     log(`limit: raw eth_getLogs + COPY, chunks of ${chunkSize} blocks, best of 3 rounds`);
     const paths = { direct: node.rpcUrl, counting: counting.url, latency: slow?.url };
-    const limit = await measureLimits(chain, paths, chunkSize, 3);
+    const fairPaths = { fair: node.rpcUrl, fairCounting: counting.url };
+    const limit = await measureLimits(chain, { ...paths, ...fairPaths }, chunkSize, 3);
     log(
       `limit: ${limit.direct.events} events, ${limit.direct.eventsPerSecond}/s direct, ${limit.counting.eventsPerSecond}/s counted, ${limit.latency?.eventsPerSecond ?? "-"}/s slow`,
     );
+    log(`fair limit: ${limit.fair.eventsPerSecond}/s direct, ${limit.fair.ethCalls} eth_calls`);
     const nodeProbe = await probeHistoricalCalls(chain, settings.smoke ? 10 : 100);
     log(
       `eth_call: ${nodeProbe.msPerCallAtHead} ms at the head, ${nodeProbe.msPerCallAtHeadMinusOne} ms one block back, ${nodeProbe.msPerCallAtMiddleBlock} ms at block ${nodeProbe.middleBlock}`,
