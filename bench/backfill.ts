@@ -83,11 +83,8 @@ async function measureLimits(
     for (const [path, url] of Object.entries(paths) as [keyof typeof paths, string][]) {
       if (url === undefined) continue;
       const contracts = path.startsWith("fair") ? scenario.deployment.addresses : undefined;
-      const run = await measureLimit(
-        { url, anvilPid: node.pid, staker, contracts },
-        range,
-        chunkSize,
-      );
+      const on = { url, anvilPid: node.pid, staker, contracts };
+      const run = await measureLimit(on, range, chunkSize);
       const kept = best[path];
       const rates = [...(kept?.roundsEventsPerSecond ?? []), run.eventsPerSecond];
       best[path] = {

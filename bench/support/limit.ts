@@ -8,14 +8,8 @@
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import postgres from "postgres";
-import {
-  type Address,
-  createPublicClient,
-  type Hex,
-  http,
-  type PublicClient,
-  type RpcLog,
-} from "viem";
+import type { Address, Hex, PublicClient, RpcLog } from "viem";
+import { createPublicClient, http } from "viem";
 import { mainnetStakerAbi as stakerAbi } from "../../contracts/generated/MainnetStaker.ts";
 import { STAKER_TOPICS } from "../../contracts/staker-events.ts";
 import { decodeStakerEvent } from "../../indexer/chain/staker-log-decoder.ts";
