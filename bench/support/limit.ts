@@ -47,7 +47,7 @@ const columnsOf = (table: string) => table.split(", ").map((column) => column.sp
 const valuesOf = (table: keyof typeof TABLES, rows: Row[]) =>
   rows.map((row) => columnsOf(TABLES[table]).map((column) => row[column]));
 const ESCAPES: Record<string, string> = { "\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r" };
-/** A row in COPY's text format: tab-separated, \\N for none, backslash escapes. */
+/** A row in COPY's text format: tab-separated, \N for none, backslash escapes. */
 const copyLine = (values: unknown[]) =>
   `${values.map((v) => (v == null ? "\\N" : String(v).replace(/[\\\t\n\r]/g, (e) => ESCAPES[e]!))).join("\t")}\n`;
 /** Each season's citizen getters (citizen-components.ts). */
