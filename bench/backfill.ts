@@ -62,7 +62,7 @@ type Chain = LoadedScenario;
  */
 async function measureLimits(
   { scenario, node }: Chain,
-  paths: { direct: string; counting: string; latency?: string },
+  paths: { direct: string; counting: string; latency?: string; fair: string; fairCounting: string },
   chunkSize: number,
   rounds: number,
 ) {
@@ -73,7 +73,9 @@ async function measureLimits(
   for (let n = 0; n < rounds; n++) {
     for (const [path, url] of Object.entries(paths) as [keyof typeof paths, string][]) {
       if (url === undefined) continue;
-      const run = await measureLimit({ url, anvilPid: node.pid, staker }, range, chunkSize);
+      const contracts = path.startsWith("fair") ? scenario.deployment.addresses : undefined;
+      const on = { url, anvilPid: node.pid, staker, contracts };
+      const run = await measureLimit(on, range, chunkSize);
       const kept = best[path];
       const rates = [...(kept?.roundsEventsPerSecond ?? []), run.eventsPerSecond];
       best[path] = {
@@ -82,7 +84,7 @@ async function measureLimits(
       };
     }
   }
-  return { direct: best.direct!, counting: best.counting!, latency: best.latency };
+  return { ...best, direct: best.direct!, counting: best.counting!, fair: best.fair! };
 }
 
 /**
@@ -281,10 +283,12 @@ async function measureSize(events: number, settings: Settings) {
   try {
     log(`limit: raw eth_getLogs + COPY, chunks of ${chunkSize} blocks, best of 3 rounds`);
     const paths = { direct: node.rpcUrl, counting: counting.url, latency: slow?.url };
-    const limit = await measureLimits(chain, paths, chunkSize, 3);
+    const fairPaths = { fair: node.rpcUrl, fairCounting: counting.url };
+    const limit = await measureLimits(chain, { ...paths, ...fairPaths }, chunkSize, 3);
     log(
       `limit: ${limit.direct.events} events, ${limit.direct.eventsPerSecond}/s direct, ${limit.counting.eventsPerSecond}/s counted, ${limit.latency?.eventsPerSecond ?? "-"}/s slow`,
     );
+    log(`fair limit: ${limit.fair.eventsPerSecond}/s direct, ${limit.fair.ethCalls} eth_calls`);
     const nodeProbe = await probeHistoricalCalls(chain, settings.smoke ? 10 : 100);
     const { msPerCallAtHead: head, msPerCallAtHeadMinusOne: back, middleBlock } = nodeProbe;
     log(
