@@ -1,31 +1,26 @@
 /**
- * Runs every benchmark in turn, each as its own process (`bun run bench [--smoke]`); flags are
+ * Runs every benchmark in turn, each as its own process (`bun run bench [--smoke]`); --smoke is
  * passed to each. Stops at the first that fails.
  */
 import { runMain } from "./support/flags.ts";
 import { log } from "./support/report.ts";
 
-export const BENCHMARKS = ["backfill", "mainnet", "lag", "api"] as const;
-
-export class BenchmarkFailed extends Error {
+class BenchmarkFailed extends Error {
   override name = "BenchmarkFailed";
 }
 
-async function main() {
+runMain(async () => {
   const passThrough = Bun.argv.slice(2).filter((flag) => flag === "--smoke");
   const started = performance.now();
-  for (const name of BENCHMARKS) {
+  for (const name of ["backfill", "mainnet", "lag", "api"]) {
     log(`bench:${name} ${passThrough.join(" ")}`);
-    const child = Bun.spawn([process.execPath, `bench/${name}.ts`, ...passThrough], {
+    const command = [process.execPath, `bench/${name}.ts`, ...passThrough];
+    const child = Bun.spawn(command, {
       cwd: `${import.meta.dir}/..`,
-      stdin: "ignore",
-      stdout: "inherit",
-      stderr: "inherit",
+      stdio: ["ignore", "inherit", "inherit"],
     });
     const code = await child.exited;
     if (code !== 0) throw new BenchmarkFailed(`bench:${name} exited with ${code}`);
   }
   log(`all benchmarks done in ${((performance.now() - started) / 1000).toFixed(0)} s`);
-}
-
-if (import.meta.main) runMain(main);
+});

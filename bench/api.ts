@@ -1,20 +1,10 @@
 /**
- * Read API throughput against the best bare primary-key server, each server in its own process
- * and the load from wrk in its own process (fixed connections, random existing (address, id)
- * pairs or wallets, a valid token):
- *
- *   baselines: Bun.serve doing the API's one-citizen lookup as a single primary-key query, with
- *     postgres.js and Bun's SQL client (pool 1 and 4 each); the fastest is "base";
- *   the API (api/main.ts) for one S1 citizen, one S2 citizen and a wallet's listing, with the
- *     response cache off and on, and conditional GETs answered 304; and the as-of paths
- *     (`?block=N`, the indexed block, so every citizen asked for is staked then) of one S1
- *     citizen and of a listing, uncached, held against their current-state twins;
- *   a soak: the uncached S1 path for --soak seconds in consecutive runs against one server
- *     process, last run over first (decay shows only over time).
- *
- * All servers run side by side and the targets take turns for --rounds rounds of --duration
- * seconds; each figure is the median of its rounds. The database is the cached scenario indexed
- * once (kept as its own Postgres database).
+ * Read API throughput against the best bare primary-key server (Bun.serve with postgres.js and
+ * Bun's SQL client, pool 1 and 4: "base"), each server in its own process and the load from wrk
+ * in its own: the API for one S1 citizen, one S2 citizen and a listing, uncached and cached, 304s,
+ * the as-of paths, and a soak. All servers run side by side and the targets take turns for
+ * --rounds rounds; each figure is the median of its rounds. The database is the cached scenario
+ * indexed once (kept as its own Postgres database). Each figure: docs/performance.md, "Read API".
  *
  * `bun bench/api.ts [--duration 5] [--rounds 3] [--connections 64] [--threads 1] [--soak 120]
  *   [--soak-interval 10] [--events 100000] [--smoke]`
@@ -26,9 +16,17 @@ import { createDatabase } from "../db/client.ts";
 import { ensureDatabase, runMigrations } from "../db/migrate.ts";
 import { createToken } from "../db/tokens.ts";
 import { config } from "../lib/config.ts";
+import { withDatabase } from "../lib/database-url.ts";
 import { flag, readFlags, runMain } from "./support/flags.ts";
-import { openRun, openScratch, profileArgs } from "./support/harness.ts";
-import { cpuSecondsOf, cpuSecondsOfCommand, trackPeakRss } from "./support/processes.ts";
+import {
+  defaultWallets,
+  loadScenario,
+  openRun,
+  openScratch,
+  profileArgs,
+  type ScenarioSpec,
+} from "./support/harness.ts";
+import { coresBetween, cpuByRole } from "./support/processes.ts";
 import {
   columns,
   log,
@@ -41,7 +39,6 @@ import {
   type Target,
   targetTable,
 } from "./support/report.ts";
-import { defaultWallets, loadScenario, type ScenarioSpec } from "./support/scenario-cache.ts";
 import {
   runWrk,
   type WrkRequest,
@@ -60,9 +57,7 @@ export class ApiBenchFailed extends Error {
  */
 async function indexedDatabase(spec: ScenarioSpec): Promise<string> {
   const name = `cs_bench_api_${spec.seed}_${spec.events}_${spec.wallets}`.toLowerCase();
-  const url = new URL(config.databaseUrl);
-  url.pathname = `/${name}`;
-  const databaseUrl = url.toString();
+  const databaseUrl = withDatabase(config.databaseUrl, name);
   await ensureDatabase(databaseUrl);
   // A database indexed by an older version is brought up to date, as an upgrade would be.
   await runMigrations(databaseUrl);
@@ -70,19 +65,19 @@ async function indexedDatabase(spec: ScenarioSpec): Promise<string> {
   const [cached] = await sql<{ done: boolean }[]>`
     select to_regclass('bench_cache') is not null as done`.finally(() => sql.end({ timeout: 5 }));
   if (cached?.done) return databaseUrl;
-  const { scenario, node } = await loadScenario(spec, log);
+  const { scenario, node } = await loadScenario(spec);
   try {
     const { addresses, chainId, deployBlock } = scenario.deployment;
-    const settings = { label: "bench_api", rpcUrl: node.rpcUrl, staker: addresses.staker, chainId };
-    await using run = await openRun({ ...settings, chunkSize: 4, databaseUrl });
+    const where = { rpcUrl: node.rpcUrl, staker: addresses.staker, chainId, databaseUrl };
+    await using run = await openRun({ ...where, label: "bench_api", chunkSize: 4 });
     // One worker process does the chunks, so its job logs go to its log file, not this table.
-    const worker = run.spawn("api-bench-indexer", ["scripts/cli.ts", "worker"], {
-      RPC_URL: node.rpcUrl,
-    });
+    const settings = { RPC_URL: node.rpcUrl };
+    const worker = run.spawn("api-bench-indexer", ["scripts/cli.ts", "worker"], settings);
     log(`indexing the scenario once into ${name} (worker log: ${worker.logFile})`);
-    await run.backfill({ from: deployBlock, to: scenario.head }, 100);
-    await run.indexer.database.client`create table bench_cache (head bigint not null)`;
-    await run.indexer.database.client`insert into bench_cache values (${scenario.head.toString()})`;
+    await run.indexRange({ from: deployBlock, to: scenario.head }, { pollMs: 100 });
+    const sql = run.indexer.database.client;
+    await sql`create table bench_cache (head bigint not null)`;
+    await sql`insert into bench_cache values (${scenario.head.toString()})`;
   } finally {
     await node.stop();
   }
@@ -198,10 +193,7 @@ async function readIndexed(url: string, startedAt: string) {
 
 type Indexed = Awaited<ReturnType<typeof readIndexed>>;
 type Round = WrkResult & { serverCores: number; postgresCores: number };
-type Measured = Omit<Round, "requests" | "seconds" | "maxMs"> & {
-  serverPeakRssBytes: number;
-  rounds: Round[];
-};
+type Measured = ReturnType<typeof middleOf> & { serverPeakRssBytes: number };
 
 /** The servers and what each target asks of one, its requests written to files for wrk. */
 async function loadTargets({ spec }: Settings, { s1, s2, wallets, asOfBlock, token }: Indexed) {
@@ -278,7 +270,7 @@ async function loadTargets({ spec }: Settings, { s1, s2, wallets, asOfBlock, tok
 }
 
 /** The figures of a target's rounds: medians, and the errors summed. */
-function middleOf(rounds: Round[]): Measured {
+function middleOf(rounds: Round[]) {
   const middle = (of: (r: Round) => number) => median(rounds.map(of));
   const sum = (of: (r: Round) => number) => rounds.reduce((total, r) => total + of(r), 0);
   return {
@@ -290,7 +282,6 @@ function middleOf(rounds: Round[]): Measured {
     serverCores: middle((r) => r.serverCores),
     postgresCores: middle((r) => r.postgresCores),
     loaderCores: middle((r) => r.loaderCores),
-    serverPeakRssBytes: 0,
     rounds,
   };
 }
@@ -300,83 +291,73 @@ function middleOf(rounds: Round[]): Measured {
  * soak against the uncached API.
  */
 async function measure(settings: Settings, url: string, indexed: Indexed, targets: LoadTarget[]) {
-  const { connections, threads, duration, warmup } = settings;
+  const { connections, threads, warmup, rounds: roundCount } = settings;
   const { rows, wallets, token } = indexed;
-  const wrk = (base: string, requestsFile: string, seconds: number) =>
-    runWrk({ base, token, requestsFile, connections, threads, seconds });
   await using run = await openScratch("bench_api", url);
-  let profiles = 0;
   const start = (server: Server) => {
     const name = `api-bench-${serverName(server)}`;
     if (server.kind === "primary-key") {
       return run.serve(name, ["bench/servers/primary-key.ts", server.client, String(server.pool)]);
     }
-    return run.serve(
-      name,
-      [...profileArgs(settings["cpu-prof"], `${name}-${profiles++}`), "api/main.ts"],
-      {
-        DB_POOL_SIZE: String(server.pool),
-        RESPONSE_CACHE_ENTRIES: server.cache ? String(rows.length + wallets.length + 1_000) : "0",
-      },
-    );
+    const cacheEntries = server.cache ? rows.length + wallets.length + 1_000 : 0;
+    return run.serve(name, [...profileArgs(settings["cpu-prof"], name), "api/main.ts"], {
+      DB_POOL_SIZE: String(server.pool),
+      RESPONSE_CACHE_ENTRIES: String(cacheEntries),
+    });
   };
-
   // Every server runs side by side (each on its own port, idle while another is measured), and
   // the targets take turns round by round: load from other work on a shared machine then falls
   // on all of them alike instead of on whichever ran during a busy minute.
-  const running = new Map<
-    string,
-    Awaited<ReturnType<typeof start>> & { peakRss: () => Promise<number> }
-  >();
-  const serverOf = (target: LoadTarget) => running.get(serverName(target.server))!;
-  try {
-    for (const { server } of targets) {
-      if (running.has(serverName(server))) continue;
-      const started = await start(server);
-      running.set(serverName(server), { ...started, peakRss: trackPeakRss(started.child).stop });
-    }
-    for (const target of targets) {
-      await target.prepare?.(serverOf(target).base);
-      if (warmup > 0) await wrk(serverOf(target).base, target.requests, warmup);
-    }
-    const rounds = new Map<LoadTarget, Round[]>(targets.map((target) => [target, []]));
-    for (let n = 0; n < settings.rounds; n++) {
-      for (const target of targets) {
-        const { child, base } = serverOf(target);
-        const server = await cpuSecondsOf(child.pid);
-        const postgres = await cpuSecondsOfCommand("postgres");
-        const result = await wrk(base, target.requests, duration);
-        const cores = (cpu: number) => round(cpu / result.seconds, 2);
-        rounds.get(target)!.push({
-          ...result,
-          serverCores: cores((await cpuSecondsOf(child.pid)) - server),
-          postgresCores: cores((await cpuSecondsOfCommand("postgres")) - postgres),
-        });
-        log(
-          `round ${n + 1}/${settings.rounds} ${target.label}: ${result.requestsPerSecond} req/s, p99 ${result.p99Ms} ms`,
-        );
-      }
-    }
-    // The soak: consecutive runs against one API process that has already served every round,
-    // so anything that grows per request shows as a falling rate.
-    const soakTarget = targets.find((target) => target.key === "uncached_s1")!;
-    const soak: WrkResult[] = [];
-    for (let n = 0; n < settings.soakRuns; n++) {
-      soak.push(
-        await wrk(serverOf(soakTarget).base, soakTarget.requests, settings["soak-interval"]),
-      );
-      log(`soak ${n + 1}/${settings.soakRuns}: ${soak.at(-1)!.requestsPerSecond} req/s`);
-    }
-    const results: Record<string, Measured> = {};
-    for (const [target, all] of rounds) {
-      const serverPeakRssBytes = await serverOf(target).peakRss();
-      results[target.key] = { ...middleOf(all), serverPeakRssBytes };
-    }
-    return { results, soak };
-  } finally {
-    for (const server of running.values()) await server.peakRss();
+  const running = new Map<string, Awaited<ReturnType<typeof start>>>();
+  for (const { server } of targets) {
+    if (!running.has(serverName(server))) running.set(serverName(server), await start(server));
   }
+  const serverOf = (target: LoadTarget) => running.get(serverName(target.server))!;
+  const wrk = (target: LoadTarget, seconds: number) =>
+    runWrk({
+      base: serverOf(target).base,
+      token,
+      requestsFile: target.requests,
+      connections,
+      threads,
+      seconds,
+    });
+  for (const target of targets) {
+    await target.prepare?.(serverOf(target).base);
+    if (warmup > 0) await wrk(target, warmup);
+  }
+  const rounds = new Map(targets.map((target) => [target, [] as Round[]]));
+  for (let n = 1; n <= roundCount; n++) {
+    for (const target of targets) {
+      const children = [serverOf(target).child];
+      const before = await cpuByRole({ children });
+      const result = await wrk(target, settings.duration);
+      const cores = coresBetween(before, await cpuByRole({ children }), result.seconds);
+      rounds
+        .get(target)!
+        .push({ ...result, serverCores: cores.children, postgresCores: cores.postgres });
+      log(
+        `round ${n}/${roundCount} ${target.label}: ${result.requestsPerSecond} req/s, p99 ${result.p99Ms} ms`,
+      );
+    }
+  }
+  // The soak: consecutive runs against one API process that has already served every round,
+  // so anything that grows per request shows as a falling rate.
+  const soakTarget = targets.find((target) => target.key === "uncached_s1")!;
+  const soak: WrkResult[] = [];
+  for (let n = 1; n <= settings.soakRuns; n++) {
+    soak.push(await wrk(soakTarget, settings["soak-interval"]));
+    log(`soak ${n}/${settings.soakRuns}: ${soak.at(-1)!.requestsPerSecond} req/s`);
+  }
+  const results: Record<string, Measured> = {};
+  for (const [target, all] of rounds) {
+    // The kernel's high-water mark: the most the server held resident over every round.
+    const serverPeakRssBytes = await serverOf(target).child.peakRssBytes();
+    results[target.key] = { ...middleOf(all), serverPeakRssBytes };
+  }
+  return { results, soak };
 }
+
 /** The API's rates against the fastest bare server ("base"), overall and round by round. */
 function compare(targets: LoadTarget[], results: Record<string, Measured>, soak: WrkResult[]) {
   const baselines = targets.filter((target) => target.server.kind === "primary-key");

@@ -1,14 +1,9 @@
 /**
- * As-of answers against current ones, and the projection's chunk write time against the history
- * already stored, on a synthetic history generated in SQL (generate_series) into a scratch
- * database: --events events over --citizens citizens (10 rounds of stake, deposits, withdraw and
- * re-stakes by other wallets), 20 events a block.
- *
- * The history is written chunk by chunk as the indexer writes it (test/support/synthetic-history.ts:
- * events, then project_staked_citizens over the chunk, the checkpoint, staked_citizens for the
- * touched citizens), each chunk timed. At each --at point (stored events) the API's own statements
- * (api/modules/citizens/service.ts, no HTTP and no response cache: the uncached cost) answer
- * random existing pairs and wallets, now and as of random blocks, alternating for --rounds rounds.
+ * As-of answers against current ones, and the chunk write time against the history already
+ * stored, on a synthetic history (test/support/synthetic-history.ts) written chunk by chunk into
+ * a scratch database as the indexer writes it. At each --at point the API's own statements (no
+ * HTTP, no response cache: the uncached cost) answer random existing pairs and wallets, now and
+ * as of random blocks, alternating for --rounds rounds. Figures: docs/performance.md, "As of".
  *
  * `bun bench/as-of.ts [--events 1000000] [--citizens events/100] [--at 10000,100000,1000000]
  *   [--chunk 10000] [--requests 400] [--rounds 3] [--vacuum]`
@@ -61,10 +56,17 @@ async function time(calls: Array<() => Promise<unknown>>) {
   return latencies.sort((a, b) => a - b);
 }
 
+/** The middle of unsorted values, as the nearest-rank p50. */
+const middle = (values: number[]) =>
+  percentile(
+    [...values].sort((a, b) => a - b),
+    50,
+  );
+
+/** Each path's p50 and p99 now and as of, alternating for `rounds` rounds: a table row each. */
 async function compare(url: string, requests: number, rounds: number, indexed: number) {
   const { db, close: closeDatabase } = createDatabase(url, { max: 1 });
   const reads = openReads(url, { max: 1, connectTimeout: 10 });
-  const close = () => Promise.all([reads.close(), closeDatabase()]);
   const service = createCitizensService(db, reads);
   const tokenHash = "0".repeat(64);
   const { now, past } = await samples(db, requests, indexed);
@@ -84,32 +86,24 @@ async function compare(url: string, requests: number, rounds: number, indexed: n
     // Warm the prepared statements and the plan caches, then alternate current and as-of.
     await time(calls(path, false).slice(0, 20));
     await time(calls(path, true).slice(0, 20));
-    const medians = { now: [] as number[], asOf: [] as number[] };
-    const p99 = { now: [] as number[], asOf: [] as number[] };
+    const timed: { now: number[]; asOf: number[] }[] = [];
     for (let r = 0; r < rounds; r++) {
-      const current = await time(calls(path, false));
-      const asOf = await time(calls(path, true));
-      medians.now.push(percentile(current, 50));
-      medians.asOf.push(percentile(asOf, 50));
-      p99.now.push(percentile(current, 99));
-      p99.asOf.push(percentile(asOf, 99));
+      timed.push({ now: await time(calls(path, false)), asOf: await time(calls(path, true)) });
     }
-    const median = (values: number[]) =>
-      percentile(
-        [...values].sort((a, b) => a - b),
-        50,
-      );
-    const ratios = medians.asOf.map((value, i) => value / medians.now[i]!);
+    // Each round's latencies come sorted.
+    const mid = (rank: number, of: "now" | "asOf") =>
+      middle(timed.map((round) => percentile(round[of], rank)));
+    const ratios = timed.map((round) => percentile(round.asOf, 50) / percentile(round.now, 50));
     results.push([
       path,
-      `${round(median(medians.now), 3)}`,
-      `${round(median(medians.asOf), 3)}`,
-      `${round(median(p99.now), 3)} / ${round(median(p99.asOf), 3)}`,
+      `${round(mid(50, "now"), 3)}`,
+      `${round(mid(50, "asOf"), 3)}`,
+      `${round(mid(99, "now"), 3)} / ${round(mid(99, "asOf"), 3)}`,
       `${ratios.map((ratio) => round(ratio, 2)).join(", ")}`,
-      median(ratios) <= 2 ? "met" : "missed",
+      middle(ratios) <= 2 ? "met" : "missed",
     ]);
   }
-  await close();
+  await Promise.all([reads.close(), closeDatabase()]);
   return results;
 }
 
@@ -138,21 +132,8 @@ runMain(async () => {
     }
   });
   log(chunkWriteTable(writes, chunkEvents));
-  log(
-    `answers, ms per call through the API's statements (no HTTP, no response cache), ${rounds} alternating rounds of ${requests}:\n${table(
-      [
-        [
-          "stored events",
-          "path",
-          "now p50",
-          "as-of p50",
-          "p99 now / as-of",
-          "as-of / now per round",
-          "≤ 2×",
-          "load 1m",
-        ],
-        ...answers,
-      ],
-    )}`,
-  );
+  const header = ["stored events", "path", "now p50", "as-of p50", "p99 now / as-of"];
+  header.push("as-of / now per round", "≤ 2×", "load 1m");
+  const title = `answers, ms per call through the API's statements (no HTTP, no response cache), ${rounds} alternating rounds of ${requests}`;
+  log(`${title}:\n${table([header, ...answers])}`);
 });

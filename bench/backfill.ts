@@ -1,30 +1,14 @@
 /**
- * Backfill throughput against its own limit, in one run per scenario size (20,000 and 100,000
- * events by default), each on one loaded scenario chain:
- *
- *   limit: the same staker logs fetched with raw eth_getLogs, chunk by chunk, and COPYed as raw
- *          rows into a scratch table (support/harness.ts), straight to the node, through the
- *          counting proxy, and through the latency proxy;
- *   real:  the project's backfill from empty tables to caught up — BullMQ chunk jobs, reads at
- *          each chunk's last block and, for stakes those cannot prove, at their own, projections
- *          — with 1, 2 and 4 `worker` processes, their RPC going through a counting proxy (no
- *          delay); once with 1 worker straight to the node (the control: what the proxy's own
- *          work on the same cores costs); and once through a proxy that adds 40 ms to every HTTP
- *          request (a distant provider).
- *
- * Every run reports what the workers asked the node (eth_calls per citizen stake, repeated
- * eth_calls, calls by method), their CPU per event and each worker's peak RSS. Targets (issue 12)
- * are printed beside the figures, never asserted.
- *
- * Then the chunk write time against the history already stored (issue 22): a synthetic history
- * (support/synthetic-history.ts, the one bench/as-of.ts writes) written in worst-case chunks of
- * 10,000 events touching 10,000 citizens, timed at each --history-at point.
+ * Backfill throughput against its own limit (raw eth_getLogs + COPY of the same logs), on each
+ * scenario size: 1, 2 and 4 `worker` processes through a counting proxy, one straight to the node
+ * (what the proxy's own work costs) and one through a 40 ms latency proxy, each with what the
+ * workers asked the node, their CPU per event and peak RSS; then the chunk write time against a
+ * stored synthetic history. Each run and figure: docs/performance.md, "Backfill". Targets (issue
+ * 12) are printed beside the figures, never asserted.
  *
  * `bun bench/backfill.ts [--events 20000,100000] [--workers 1,2,4] [--latency-ms 40]
  *   [--latency-workers 1] [--chunk-size 4] [--concurrency 4] [--phases] [--cpu-prof]
  *   [--history-at 10000,100000,1000000] [--history-vacuum] [--no-history] [--smoke]`
- *
- * --history-vacuum: as bench/as-of.ts's --vacuum (for a server with autovacuum off).
  */
 import { readFile } from "node:fs/promises";
 import { encodeFunctionData } from "viem";
@@ -32,13 +16,21 @@ import { mainnetStakerAbi as stakerAbi } from "../contracts/generated/MainnetSta
 import { staticCallBatchAbi } from "../contracts/generated/StaticCallBatch.ts";
 import { identityAbi, s1CitizenAbi, s2CitizenAbi, vaultAbi } from "../indexer/chain/token-abis.ts";
 import { fetchRange } from "../indexer/fetch/fetch-range.ts";
-import { type RpcProxy, type RpcTally, startRpcProxy } from "../test/support/rpc-proxy.ts";
+import { type RpcProxy, startRpcProxy } from "../test/support/rpc-proxy.ts";
 import { functionNames } from "../test/support/view-calls.ts";
 import { printTables, ratiosOf, summarize, TARGETS } from "./support/backfill-tables.ts";
 import { flag, readFlags, runMain } from "./support/flags.ts";
-import { openRun, rpc, writeScratchHistory } from "./support/harness.ts";
+import {
+  defaultWallets,
+  type LoadedScenario,
+  loadScenario,
+  openRun,
+  rpc,
+  writeScratchHistory,
+} from "./support/harness.ts";
 import { chunks, type LimitRun, measureLimit } from "./support/limit.ts";
 import {
+  type Child,
   coresBetween,
   cpuByRole,
   peakRssOf,
@@ -46,7 +38,6 @@ import {
   threadCpuSince,
 } from "./support/processes.ts";
 import { log, percentile, round, startReport } from "./support/report.ts";
-import { type CachedScenario, defaultWallets, loadScenario } from "./support/scenario-cache.ts";
 
 /** The functions the indexer reads, to name the contract calls the proxy counts. */
 // `run` is the tokenURI reader (indexer/chain/static-call-batch.ts): up to 50 tokenURIs a call.
@@ -62,7 +53,7 @@ const READ_NAMES = functionNames([
 /** Worst-case chunks (every chunk's 10,000 events touch all 10,000 citizens) against history. */
 const HISTORY = { chunkEvents: 10_000, citizens: 10_000 };
 
-type Chain = { scenario: CachedScenario; node: { rpcUrl: string; pid: number } };
+type Chain = LoadedScenario;
 
 /**
  * The limit through each path, `rounds` times in turn (so a drift in the machine's load touches
@@ -71,7 +62,7 @@ type Chain = { scenario: CachedScenario; node: { rpcUrl: string; pid: number } }
  */
 async function measureLimits(
   { scenario, node }: Chain,
-  paths: { direct: string; counting: string; latency?: string },
+  paths: { direct: string; counting: string; latency?: string; fair: string; fairCounting: string },
   chunkSize: number,
   rounds: number,
 ) {
@@ -82,7 +73,9 @@ async function measureLimits(
   for (let n = 0; n < rounds; n++) {
     for (const [path, url] of Object.entries(paths) as [keyof typeof paths, string][]) {
       if (url === undefined) continue;
-      const run = await measureLimit({ url, anvilPid: node.pid, staker }, range, chunkSize);
+      const contracts = path.startsWith("fair") ? scenario.deployment.addresses : undefined;
+      const on = { url, anvilPid: node.pid, staker, contracts };
+      const run = await measureLimit(on, range, chunkSize);
       const kept = best[path];
       const rates = [...(kept?.roundsEventsPerSecond ?? []), run.eventsPerSecond];
       best[path] = {
@@ -91,7 +84,7 @@ async function measureLimits(
       };
     }
   }
-  return { direct: best.direct!, counting: best.counting!, latency: best.latency };
+  return { ...best, direct: best.direct!, counting: best.counting!, fair: best.fair! };
 }
 
 /**
@@ -100,11 +93,8 @@ async function measureLimits(
  */
 async function probeHistoricalCalls({ scenario, node }: Chain, calls: number) {
   const to = scenario.deployment.addresses.staker;
-  const data = encodeFunctionData({
-    abi: stakerAbi,
-    functionName: "vaultCreditMultiplier",
-    args: ["?"],
-  });
+  const functionName = "vaultCreditMultiplier";
+  const data = encodeFunctionData({ abi: stakerAbi, functionName, args: ["?"] });
   const request = rpc(node.rpcUrl);
   const msPerCallAt = async (block: bigint) => {
     const started = performance.now();
@@ -133,41 +123,40 @@ async function measurePhases({ scenario, node }: Chain, chunkSize: number) {
   const settings = { label: "bench_phases", rpcUrl: node.rpcUrl, staker: addresses.staker };
   await using run = await openRun({ ...settings, chunkSize });
   await run.indexer.ensureCheckpoint(deployBlock);
-  const chunkTimes: { from: string; events: number; fetchMs: number; writeMs: number }[] = [];
+  const times: { from: string; events: number; fetchMs: number; writeMs: number }[] = [];
   for (const range of chunks(deployBlock, scenario.head, chunkSize)) {
     const begun = performance.now();
     const chunk = await fetchRange(run.indexer.deps, range);
     const fetched = performance.now();
     await run.indexer.store.writeRange(chunk);
     const [fetchMs, writeMs] = [fetched - begun, performance.now() - fetched];
-    chunkTimes.push({ from: `${range.from}`, events: chunk.events.length, fetchMs, writeMs });
+    times.push({ from: `${range.from}`, events: chunk.events.length, fetchMs, writeMs });
   }
-  const sum = (of: (chunk: (typeof chunkTimes)[number]) => number) =>
-    chunkTimes.reduce((total, chunk) => total + of(chunk), 0);
+  const sum = (of: (chunk: (typeof times)[number]) => number) =>
+    times.reduce((total, chunk) => total + of(chunk), 0);
   const [events, seconds] = [sum((c) => c.events), sum((c) => c.fetchMs + c.writeMs) / 1000];
-  chunkTimes.sort((a, b) => b.fetchMs + b.writeMs - (a.fetchMs + a.writeMs));
+  const slowest = times.sort((a, b) => b.fetchMs + b.writeMs - (a.fetchMs + a.writeMs));
   return {
     events,
     seconds: round(seconds, 3),
     eventsPerSecond: round(events / seconds, 0),
     fetchSeconds: round(sum((c) => c.fetchMs) / 1000, 3),
     writeSeconds: round(sum((c) => c.writeMs) / 1000, 3),
-    slowestChunks: chunkTimes
+    slowestChunks: slowest
       .slice(0, 5)
       .map((c) => ({ ...c, fetchMs: Math.round(c.fetchMs), writeMs: Math.round(c.writeMs) })),
   };
 }
 
-/** What the workers asked the node during one backfill, against what it indexed. */
-function rpcFigures(tally: RpcTally, events: number, citizenStakes: number) {
-  const per = (count: number, of: number) => (of > 0 ? round(count / of, 4) : null);
-  return {
-    ...tally,
-    ethCallsPerCitizenStake: per(tally.ethCalls, citizenStakes),
-    ethCallsPerEvent: per(tally.ethCalls, events),
-    viewCallsPerCitizenStake: per(tally.viewCalls, citizenStakes),
-    callsPerEvent: per(tally.calls, events),
-  };
+/** Each job's time from fetch to commit, from the "chunk indexed" lines the workers logged. */
+async function chunkTimes(workers: Child[]) {
+  const logged = await Promise.all(workers.map((worker) => readFile(worker.logFile, "utf8")));
+  const times = logged
+    .flatMap((text) => text.split("\n").filter((line) => line.includes('"chunk indexed"')))
+    .map((line) => (JSON.parse(line) as { ms: number }).ms)
+    .sort((a, b) => a - b);
+  const sum = times.reduce((total, ms) => total + ms, 0);
+  return { p50: percentile(times, 50), p95: percentile(times, 95), max: times.at(-1) ?? null, sum };
 }
 
 /**
@@ -177,39 +166,25 @@ function rpcFigures(tally: RpcTally, events: number, citizenStakes: number) {
 async function measureReal(
   { scenario, node }: Chain,
   proxy: RpcProxy | undefined,
-  settings: { workers: number; concurrency: number; chunkSize: number; cpuProfile: boolean },
+  { workers: count, concurrency, chunkSize, cpuProfile }: RealSettings,
 ) {
-  type Path = "direct" | "counting" | "latency";
   const path: Path = !proxy ? "direct" : proxy.delayMs > 0 ? "latency" : "counting";
   const { addresses, chainId, deployBlock } = scenario.deployment;
-  await using run = await openRun({
-    label: `bench_backfill_w${settings.workers}_${path}`,
-    rpcUrl: node.rpcUrl,
-    staker: addresses.staker,
-    chainId,
-    chunkSize: settings.chunkSize,
-  });
-  const names = Array.from(
-    { length: settings.workers },
-    (_, n) => `backfill-w${settings.workers}-${path}-${n}`,
-  );
-  const workers = await run.startIndexers(
-    "worker",
-    names,
-    { RPC_URL: proxy?.url ?? node.rpcUrl, CONCURRENCY: String(settings.concurrency) },
-    settings.cpuProfile,
-  );
+  const label = `bench_backfill_w${count}_${path}`;
+  const where = { rpcUrl: node.rpcUrl, staker: addresses.staker, chainId };
+  await using run = await openRun({ ...where, label, chunkSize });
+  const names = Array.from({ length: count }, (_, n) => `backfill-w${count}-${path}-${n}`);
+  const settings = { RPC_URL: proxy?.url ?? node.rpcUrl, CONCURRENCY: String(concurrency) };
+  const workers = await run.startIndexers("worker", names, settings, cpuProfile);
   // The workers' start-up checks (chain id, staker code) are not part of the backfill.
   proxy?.reset();
   const cpuBefore = await cpuByRole({ anvil: node.pid, children: workers });
   const threadsBefore = await Promise.all(workers.map((worker) => threadCpuOf(worker.pid)));
-  const { to, chunks, seconds } = await run.backfill({ from: deployBlock, to: scenario.head });
+  const { to, chunks, seconds } = await run.indexRange({ from: deployBlock, to: scenario.head });
   const tally = proxy?.tally();
   const cpuAfter = await cpuByRole({ anvil: node.pid, children: workers });
-  const workerCpuByThread = await threadCpuSince(
-    workers.map((worker) => worker.pid),
-    threadsBefore,
-  );
+  const pids = workers.map((worker) => worker.pid);
+  const workerCpuByThread = await threadCpuSince(pids, threadsBefore);
   const cores = coresBetween(cpuBefore, cpuAfter, seconds);
   const workerPeakRssBytes = await Promise.all(workers.map((worker) => worker.peakRssBytes()));
   const events = await run.indexer.store.countEvents(deployBlock, to);
@@ -222,16 +197,11 @@ async function measureReal(
   const reprojectStarted = performance.now();
   await run.indexer.store.reproject();
   const reprojectSeconds = (performance.now() - reprojectStarted) / 1000;
-  // Each job's time from fetch to commit, from the "chunk indexed" lines the workers logged.
-  const logged = await Promise.all(workers.map((worker) => readFile(worker.logFile, "utf8")));
-  const times = logged
-    .flatMap((text) => text.split("\n").filter((line) => line.includes('"chunk indexed"')))
-    .map((line) => (JSON.parse(line) as { ms: number }).ms)
-    .sort((a, b) => a - b);
   const workerCpuSeconds = cpuAfter.children - cpuBefore.children;
+  const per = (count: number, of: number) => (of > 0 ? round(count / of, 4) : null);
   return {
-    workers: settings.workers,
-    concurrencyPerWorker: settings.concurrency,
+    workers: count,
+    concurrencyPerWorker: concurrency,
     path,
     proxyDelayMs: proxy?.delayMs ?? 0,
     chunks,
@@ -241,7 +211,15 @@ async function measureReal(
     seconds: round(seconds, 3),
     eventsPerSecond: round(events / seconds, 0),
     /** Null when the run went to the node without a proxy (nothing counted). */
-    rpc: tally ? rpcFigures(tally, events, citizenStakes) : null,
+    rpc: tally
+      ? {
+          ...tally,
+          ethCallsPerCitizenStake: per(tally.ethCalls, citizenStakes),
+          ethCallsPerEvent: per(tally.ethCalls, events),
+          viewCallsPerCitizenStake: per(tally.viewCalls, citizenStakes),
+          callsPerEvent: per(tally.calls, events),
+        }
+      : null,
     workerCpuSeconds: round(workerCpuSeconds, 2),
     workerCpuMicrosPerEvent: events > 0 ? round((workerCpuSeconds / events) * 1e6, 1) : null,
     /** The same CPU seconds by thread: the JIT's share is each process's own. */
@@ -259,15 +237,17 @@ async function measureReal(
       redis: cores.redis,
       benchAndProxy: cores.bench,
     },
-    chunkMs: {
-      p50: percentile(times, 50),
-      p95: percentile(times, 95),
-      max: times.at(-1) ?? null,
-      sum: times.reduce((sum, ms) => sum + ms, 0),
-    },
+    chunkMs: await chunkTimes(workers),
   };
 }
 
+type Path = "direct" | "counting" | "latency";
+type RealSettings = {
+  workers: number;
+  concurrency: number;
+  chunkSize: number;
+  cpuProfile: boolean;
+};
 export type RealRun = Awaited<ReturnType<typeof measureReal>>;
 export type CountedRun = RealRun & { rpc: NonNullable<RealRun["rpc"]> };
 export type SizeRun = Awaited<ReturnType<typeof measureSize>>;
@@ -282,9 +262,8 @@ type Settings = ReturnType<typeof readSettings>;
 /** Every measurement on one scenario size, against one loaded node. */
 async function measureSize(events: number, settings: Settings) {
   const spec = { seed: settings.seed, events, wallets: defaultWallets(events) };
-  const loaded = await loadScenario(spec, log);
-  const chain: Chain = loaded;
-  const { scenario, node } = loaded;
+  const chain = await loadScenario(spec);
+  const { scenario, node } = chain;
   const proxy = (delayMs: number) =>
     startRpcProxy(node.rpcUrl, { delayMs, functionNames: READ_NAMES });
   const counting = proxy(0);
@@ -295,8 +274,9 @@ async function measureSize(events: number, settings: Settings) {
     log(`real backfill ${what}: ${workers} worker process(es) x concurrency ${concurrency}`);
     const cpuProfile = settings["cpu-prof"] && through === counting;
     const run = await measureReal(chain, through, { workers, concurrency, chunkSize, cpuProfile });
+    const calls = `${run.rpc?.ethCalls ?? "uncounted"} eth_calls`;
     log(
-      `  ${run.events} events in ${run.seconds} s (${run.eventsPerSecond}/s), ${run.rpc?.ethCalls ?? "uncounted"} eth_calls for ${run.citizenStakes} citizen stakes`,
+      `  ${run.events} events in ${run.seconds} s (${run.eventsPerSecond}/s), ${calls} for ${run.citizenStakes} citizen stakes`,
     );
     return run;
   };
@@ -305,13 +285,16 @@ async function measureSize(events: number, settings: Settings) {
     const limitChunk = Math.min(chunkSize, 4);
     log(`limit: raw eth_getLogs + COPY, chunks of ${limitChunk} blocks, best of 3 rounds`);
     const paths = { direct: node.rpcUrl, counting: counting.url, latency: slow?.url };
-    const limit = await measureLimits(chain, paths, limitChunk, 3);
+    const fairPaths = { fair: node.rpcUrl, fairCounting: counting.url };
+    const limit = await measureLimits(chain, { ...paths, ...fairPaths }, limitChunk, 3);
     log(
       `limit: ${limit.direct.events} events, ${limit.direct.eventsPerSecond}/s direct, ${limit.counting.eventsPerSecond}/s counted, ${limit.latency?.eventsPerSecond ?? "-"}/s slow`,
     );
+    log(`fair limit: ${limit.fair.eventsPerSecond}/s direct, ${limit.fair.ethCalls} eth_calls`);
     const nodeProbe = await probeHistoricalCalls(chain, settings.smoke ? 10 : 100);
+    const { msPerCallAtHead: head, msPerCallAtHeadMinusOne: back, middleBlock } = nodeProbe;
     log(
-      `eth_call: ${nodeProbe.msPerCallAtHead} ms at the head, ${nodeProbe.msPerCallAtHeadMinusOne} ms one block back, ${nodeProbe.msPerCallAtMiddleBlock} ms at block ${nodeProbe.middleBlock}`,
+      `eth_call: ${head} ms at the head, ${back} ms one block back, ${nodeProbe.msPerCallAtMiddleBlock} ms at block ${middleBlock}`,
     );
     const phases = settings.phases ? await measurePhases(chain, chunkSize) : undefined;
     const real: CountedRun[] = [];
@@ -320,15 +303,16 @@ async function measureSize(events: number, settings: Settings) {
     // the node shows what that costs.
     const control = await realRun(undefined, 1);
     const latency = slow && counted(await realRun(slow, settings["latency-workers"]));
+    const { deployBlock } = scenario.deployment;
     return {
       spec,
       /** The node's peak RSS over the whole size: the loaded chain and every run against it. */
       nodePeakRssBytes: await peakRssOf(node.pid),
-      blocks: Number(scenario.head - scenario.deployment.deployBlock + 1n),
-      fromBlock: scenario.deployment.deployBlock,
+      blocks: Number(scenario.head - deployBlock + 1n),
+      fromBlock: deployBlock,
       head: scenario.head,
-      cacheGenerated: loaded.generated,
-      cacheLoadSeconds: loaded.loadSeconds,
+      cacheGenerated: chain.generated,
+      cacheLoadSeconds: chain.loadSeconds,
       scenario: {
         stakerEvents: scenario.stakerEvents,
         transactions: scenario.transactions,
@@ -351,11 +335,13 @@ async function measureSize(events: number, settings: Settings) {
 }
 
 /** The chunk write time at each of `at` stored events of the synthetic history. */
-async function measureHistory(at: number[], vacuum: boolean) {
+function measureHistory(at: number[], settings: Settings) {
+  const { chunkEvents, citizens } = HISTORY;
   log(
-    `chunk write against stored history: chunks of ${HISTORY.chunkEvents} events over ${HISTORY.citizens} citizens`,
+    `chunk write against stored history: chunks of ${chunkEvents} events over ${citizens} citizens`,
   );
-  return writeScratchHistory("bench_history", { ...HISTORY, events: Math.max(...at), at, vacuum });
+  const options = { ...HISTORY, events: Math.max(...at), at, vacuum: settings["history-vacuum"] };
+  return writeScratchHistory("bench_history", options);
 }
 
 function readSettings() {
@@ -381,8 +367,7 @@ async function main() {
   const historyAt = settings["no-history"] ? [] : settings["history-at"];
   const sizes: SizeRun[] = [];
   for (const events of settings.events) sizes.push(await measureSize(events, settings));
-  const history =
-    historyAt.length > 0 ? await measureHistory(historyAt, settings["history-vacuum"]) : [];
+  const history = historyAt.length > 0 ? await measureHistory(historyAt, settings) : [];
   report.finish();
   printTables(sizes, history, HISTORY);
   await report.write({

@@ -25,15 +25,7 @@ runMain(async () => {
   const port = await freePort();
   await using run = await openScratch("follow_memory");
   try {
-    const devnet = [
-      "scripts/devnet.ts",
-      "--port",
-      String(port),
-      "--events",
-      "200",
-      "--live",
-      "1000",
-    ];
+    const devnet = ["scripts/devnet.ts", "--port", `${port}`, "--events", "200", "--live", "1000"];
     run.spawn("follow-memory-devnet", devnet, { DEVNET_FILE: devnetFile });
     const written = () => Bun.file(devnetFile).exists();
     await run.waitUntil("the devnet writing its file", written, { pollMs: 250 });
@@ -66,8 +58,9 @@ runMain(async () => {
       .filter((part) => part.length > 0)
       .map((part) => Math.min(...part.map((sample) => sample.rss)));
     const peak = Math.max(...samples.map((sample) => sample.rss));
+    const mb = (bytes: number) => `${(bytes / MB).toFixed(1)} MB`;
     console.log(
-      `floors by third of the run after the first 2 minutes: ${floors.map((floor) => `${(floor / MB).toFixed(1)} MB`).join(", ")}; peak ${(peak / MB).toFixed(1)} MB`,
+      `floors by third of the run after the first 2 minutes: ${floors.map(mb).join(", ")}; peak ${mb(peak)}`,
     );
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -8,10 +8,11 @@
  *
  * `bun bench/lag.ts [--blocks 60] [--follow-interval-ms 200] [--smoke]`
  */
+import { watchCitizens } from "../client/index.ts";
 import { createDatabase } from "../db/client.ts";
 import { createToken } from "../db/tokens.ts";
 import { flag, readFlags, runMain } from "./support/flags.ts";
-import { openScratch, RunStalled, rpc, type Scratch, startDevnet } from "./support/harness.ts";
+import { openScratch, rpc, type Scratch, startDevnet } from "./support/harness.ts";
 import { log, percentile, print, round, startReport, table } from "./support/report.ts";
 
 const POLL_MS = 10;
@@ -50,31 +51,6 @@ async function poll(
   }
 }
 
-/** Each block of the live stream's `synced` events (id `<block>-<hash>`) as it arrives. */
-async function followStream(
-  url: string,
-  token: string,
-  synced: (block: bigint, at: number) => void,
-  signal: AbortSignal,
-) {
-  const response = await fetch(url, { headers: { authorization: `Bearer ${token}` }, signal });
-  if (!response.ok || !response.body) throw new RunStalled(`stream answered ${response.status}`);
-  const decoder = new TextDecoder();
-  let pending = "";
-  try {
-    for await (const chunk of response.body) {
-      const lines = (pending + decoder.decode(chunk, { stream: true })).split("\n");
-      pending = lines.pop() ?? "";
-      for (const line of lines) {
-        const id = /^id: (\d+)-/.exec(line);
-        if (id) synced(BigInt(id[1]!), performance.now());
-      }
-    }
-  } catch (error) {
-    if (!signal.aborted) throw error;
-  }
-}
-
 /** p50, p95 and max (ms) of the time from `from` to `to` over the measured blocks. */
 function delays(blocks: bigint[], from: Map<bigint, number>, to: Map<bigint, number>) {
   const byBlock = blocks
@@ -100,12 +76,10 @@ function readSettings() {
     "interval-ms": flag.number("1010", undefined, 10),
     seed: flag.string("bench-lag"),
   });
-  const intervalMs = flags["interval-ms"];
-  const transactionsPerBlock = flags["transactions-per-block"];
   return {
     ...flags,
-    intervalMs,
-    transactionsPerBlock,
+    intervalMs: flags["interval-ms"],
+    transactionsPerBlock: flags["transactions-per-block"],
     followIntervalMs: flags["follow-interval-ms"],
   };
 }
@@ -152,8 +126,14 @@ async function startServing(
   const head = await blockNumber();
   const caughtUp = async () => ((await indexedBlock().catch(() => null)) ?? -1n) >= head;
   await run.waitUntil("the indexer catching up with the devnet", caughtUp, { pollMs: 50 });
-  const stream = (signal: AbortSignal, synced: (block: bigint, at: number) => void) =>
-    followStream(`${api}/stream?address=${wallet}`, token, synced, signal);
+  /** The wallet's live stream as a dashboard reads it (client/): each block as it is synced. */
+  const stream = (synced: (block: bigint, at: number) => void) =>
+    watchCitizens({
+      baseUrl: base,
+      token,
+      address: wallet,
+      onChange: (_, change) => synced(BigInt(change.block), performance.now()),
+    });
   return { head, blockNumber, indexedBlock, stream };
 }
 
@@ -171,8 +151,10 @@ async function watchBlocks(run: Scratch, devnet: Devnet, settings: Settings) {
   const lastMeasured = measured.at(-1)!;
   const live = new AbortController();
   const stopped = () => live.signal.aborted;
+  const stream = serving.stream(streamed.observe);
+  live.signal.addEventListener("abort", () => stream.close());
   const watching = Promise.all([
-    serving.stream(live.signal, streamed.observe),
+    stream.done,
     devnet.scenario.live({ intervalMs, transactionsPerBlock, signal: live.signal }),
     poll(serving.blockNumber, arrived.observe, stopped),
     poll(serving.indexedBlock, served.observe, stopped),

@@ -1,18 +1,10 @@
 /**
- * The backfill on a mainnet-shaped chain through a provider-shaped node: the scenario's events
- * spread over millions of blocks (test/support/sparse-chain.ts presents the cached dense devnet
- * so), reached through 50 ms of latency with jitter, a 10,000-block eth_getLogs cap worded as
- * Infura words it, and a request budget answered with 429 beyond (provider-node.ts). The same
- * run on the dense chain, through the same provider, stands beside it. Each backfill is compared
- * with the raw limit through the same node: eth_getLogs of the same blocks in the provider's
- * largest span, and COPY (support/harness.ts).
- *
- * The missing-log checks are measured beside: the sparse backfill again with a second node
- * (RPC_CHECK_URL, another provider of the same shape and budget) instead of the Transfer check,
- * and the follower over the chain's last 100 blocks, shaped like mainnet's (busy-blocks.ts),
- * first with blooms that admit nothing (no check fires) and then at each `--follow-fills`
- * share of bloom bits set: every bloom that admits the staker costs a re-ask by hash and the
- * block's receipts, through the same provider budget.
+ * The backfill on a mainnet-shaped chain (the scenario's events spread over millions of blocks)
+ * through a provider-shaped node (latency, an eth_getLogs cap, a request budget), beside the
+ * same run on the dense chain, each against the raw limit through the same node; then the
+ * missing-log checks: the sparse backfill with a second node instead of the Transfer check, and
+ * the follower over a mainnet-shaped tail at each `--follow-fills` share of bloom bits set.
+ * Each run and figure: docs/performance.md, "Mainnet-shaped".
  *
  * `bun bench/mainnet.ts` (20,000 events over 2,000,000 blocks) or `--smoke` (2,000 over 200,000).
  */
@@ -22,7 +14,13 @@ import { bloomWithFill } from "../test/support/busy-blocks.ts";
 import { type ProviderNodeStats, startProviderNode } from "../test/support/provider-node.ts";
 import { type SparseChain, spreadBlocks, startSparseChain } from "../test/support/sparse-chain.ts";
 import { BadFlag, flag, readFlags, runMain } from "./support/flags.ts";
-import { openRun, rpc } from "./support/harness.ts";
+import {
+  defaultWallets,
+  type LoadedScenario,
+  loadScenario,
+  openRun,
+  rpc,
+} from "./support/harness.ts";
 import { measureLimit } from "./support/limit.ts";
 import {
   byCount,
@@ -34,7 +32,6 @@ import {
   startReport,
   verdict,
 } from "./support/report.ts";
-import { defaultWallets, type LoadedScenario, loadScenario } from "./support/scenario-cache.ts";
 
 const TARGET_OF_LIMIT = { atLeast: 0.3 };
 /** Infura's live cap on eth_getLogs (github.com/INFURA/infura/issues/237). */
@@ -132,9 +129,8 @@ async function indexThrough(
     provider.reset();
     check?.reset();
     const cpuBefore = await child!.cpuSeconds();
-    const { to, chunks, seconds } = follow
-      ? await indexing.follow(range.to)
-      : await indexing.backfill(range);
+    const waits = follow ? { queue: false, pollMs: 10 } : {};
+    const { to, chunks, seconds } = await indexing.indexRange(range, waits);
     return {
       blocks: Number(to - range.from + 1n),
       chunks,
@@ -260,7 +256,7 @@ function readSettings() {
 /** The scenario's chain, and the same blocks spread over --blocks with a busy tail after. */
 async function openChains(settings: Settings): Promise<Chains> {
   const { seed, events, fills } = settings;
-  const loaded = await loadScenario({ seed, events, wallets: defaultWallets(events) }, log);
+  const loaded = await loadScenario({ seed, events, wallets: defaultWallets(events) });
   const { scenario } = loaded;
   const deploy = scenario.deployment.deployBlock;
   const random = new SeededRandom(`mainnet-${seed}`);

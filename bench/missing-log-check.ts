@@ -11,26 +11,34 @@ import {
   fetchStakerTransfers,
 } from "../indexer/chain/transfer-check.ts";
 import { fetchRange } from "../indexer/fetch/fetch-range.ts";
-import { startRpcProxy } from "../test/support/rpc-proxy.ts";
+import { type RpcProxy, startRpcProxy } from "../test/support/rpc-proxy.ts";
 import { openRun, startDevnet } from "./support/harness.ts";
 
 const CHUNK = 2_000n;
 
-/** A devnet whose scenario puts `transactionsPerBlock` staking transactions in each block. */
-async function chain(label: string, events: number, transactionsPerBlock: number) {
-  const devnet = await startDevnet(`missing-log-check-${label}`, 40);
-  await devnet.scenario.run({ events, transactionsPerBlock });
-  return devnet;
+/** `work` through `proxy`, counted from a fresh tally: its line of the printout. */
+async function counted(proxy: RpcProxy, what: string, work: () => Promise<string>) {
+  proxy.reset();
+  const started = performance.now();
+  const outcome = await work();
+  const ms = Math.round(performance.now() - started);
+  const { callsByMethod, httpRequests } = proxy.tally();
+  const calls = JSON.stringify(callsByMethod);
+  console.log(
+    `  ${proxy.delayMs} ms latency, ${what}: ${ms} ms, ${httpRequests} HTTP requests, ${calls}, ${outcome}`,
+  );
 }
 
+/** A devnet whose scenario puts `transactionsPerBlock` staking transactions in each block. */
 async function measure(label: string, events: number, transactionsPerBlock: number) {
-  const devnet = await chain(label, events, transactionsPerBlock);
-  const from = devnet.deployment.deployBlock;
-  const head = await devnet.client.getBlockNumber();
+  const devnet = await startDevnet(`missing-log-check-${label}`, 40);
+  await devnet.scenario.run({ events, transactionsPerBlock });
+  const { deployBlock: from, addresses } = devnet.deployment;
   const to = from + CHUNK - 1n;
+  const head = await devnet.client.getBlockNumber();
   if (head < to) await devnet.client.mine({ blocks: Number(to - head) });
   const logs = await devnet.client.getLogs({
-    address: devnet.deployment.addresses.staker,
+    address: addresses.staker,
     fromBlock: from,
     toBlock: to,
   });
@@ -39,54 +47,26 @@ async function measure(label: string, events: number, transactionsPerBlock: numb
   try {
     for (const delayMs of [0, 50]) {
       const proxy = startRpcProxy(devnet.node.rpcUrl, { delayMs });
-      await using run = await openRun({
-        label: "bench_missing_logs",
-        rpcUrl: proxy.url,
-        staker: devnet.deployment.addresses.staker,
-        chunkSize: Number(CHUNK),
-      });
-      const { indexer } = run;
+      const settings = { rpcUrl: proxy.url, staker: addresses.staker, chunkSize: Number(CHUNK) };
+      await using run = await openRun({ ...settings, label: "bench_missing_logs" });
+      const { deps } = run.indexer;
       // Once to read the citizens, so the runs below count the fetch and its check alone.
-      await fetchRange(indexer.deps, { from, to });
+      await fetchRange(deps, { from, to });
       for (const dense of [false, true]) {
-        proxy.reset();
-        const started = performance.now();
-        const write = await fetchRange(indexer.deps, { from, to, dense });
-        const ms = Math.round(performance.now() - started);
-        const { callsByMethod, httpRequests } = proxy.tally();
-        console.log(
-          `  ${delayMs} ms latency, ${dense ? "bloom check (every header)" : "transfer check"}: ${ms} ms, ${httpRequests} HTTP requests, ${JSON.stringify(callsByMethod)}, ${write.logCheck.askedAgain} asked again`,
-        );
+        await counted(proxy, dense ? "bloom check (every header)" : "transfer check", async () => {
+          const write = await fetchRange(deps, { from, to, dense });
+          return `${write.logCheck.askedAgain} asked again`;
+        });
       }
       // The check alone: its eth_getLogs (every Transfer of the five tokens) and the matching,
       // given the staker's logs.
-      const { deps } = indexer;
-      const stakerLogs = await fetchStakerLogs(
-        deps.logClient,
-        deps.contracts.staker,
-        from,
-        to,
-        deps.governor,
-      );
-      proxy.reset();
-      const started = performance.now();
-      const transfers = await fetchStakerTransfers(
-        deps.logClient,
-        deps.contracts,
-        from,
-        to,
-        deps.governor,
-      );
-      const { askedAgain: harmless } = await checkStakerTransfersLogged(
-        deps,
-        deps.contracts,
-        transfers,
-        stakerLogs,
-      );
-      const ms = Math.round(performance.now() - started);
-      console.log(
-        `  ${delayMs} ms latency, the transfer check alone: ${ms} ms, ${proxy.tally().httpRequests} HTTP requests, ${transfers.length} Transfers matched (the staker's), ${harmless} asked again`,
-      );
+      const { logClient, contracts, governor } = deps;
+      const stakerLogs = await fetchStakerLogs(logClient, contracts.staker, from, to, governor);
+      await counted(proxy, "the transfer check alone", async () => {
+        const transfers = await fetchStakerTransfers(logClient, contracts, from, to, governor);
+        const checked = await checkStakerTransfersLogged(deps, contracts, transfers, stakerLogs);
+        return `${transfers.length} Transfers matched (the staker's), ${checked.askedAgain} asked again`;
+      });
       await proxy.stop();
     }
   } finally {

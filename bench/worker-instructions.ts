@@ -25,9 +25,9 @@ import { CitizenReadCache } from "../indexer/fetch/citizen-read-cache.ts";
 import { fetchRange } from "../indexer/fetch/fetch-range.ts";
 import { unnestRows } from "../indexer/store/unnest-rows.ts";
 import { flag, readFlags, runMain } from "./support/flags.ts";
+import { defaultWallets, loadScenario } from "./support/harness.ts";
 import { chunks } from "./support/limit.ts";
 import { log, RESULTS_DIR, round } from "./support/report.ts";
-import { defaultWallets, loadScenario } from "./support/scenario-cache.ts";
 
 type Recording = {
   url: string;
@@ -117,26 +117,19 @@ async function main() {
     events: flag.number("2000", "300"),
     "chunk-size": flag.number("16"),
   });
-  const spec = {
-    seed: "backfill",
-    events: settings.events,
-    wallets: defaultWallets(settings.events),
-  };
-  const { scenario, node } = await loadScenario(spec, log);
+  const { events: size } = settings;
+  const spec = { seed: "backfill", events: size, wallets: defaultWallets(size) };
+  const { scenario, node } = await loadScenario(spec);
   const { deployBlock, addresses } = scenario.deployment;
-  const ranges = chunks(deployBlock, scenario.head, settings["chunk-size"]).map(({ from, to }) => ({
-    from: `${from}`,
-    to: `${to}`,
-  }));
+  const blocks = chunks(deployBlock, scenario.head, settings["chunk-size"]);
+  const ranges = blocks.map(({ from, to }) => ({ from: `${from}`, to: `${to}` }));
   const recording: Recording = { url: node.rpcUrl, staker: addresses.staker, ranges, answers: {} };
   nodeAnswers("record", recording);
   const events = await index(recording, ranges).finally(() => node.stop());
   const file = `${RESULTS_DIR}/node-answers-${spec.seed}-${spec.events}.json`;
   writeFileSync(file, JSON.stringify(recording));
-  const counts = (count: number) => [
-    countInstructions(file, count),
-    countInstructions(file, count),
-  ];
+  // Each count twice: how far apart two runs of the same replay land.
+  const counts = (count: number) => [1, 2].map(() => countInstructions(file, count));
   const [none, all] = [counts(0), counts(ranges.length)];
   const perEvent = (a: number, b: number) => round((a - b) / events, 0);
   log(`${events} events in ${ranges.length} chunks of ${settings["chunk-size"]} blocks`);

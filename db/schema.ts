@@ -1,6 +1,7 @@
 /**
  * The one source of truth for every table. Row types come from `$inferSelect`/`$inferInsert`;
- * migrations are generated from this file by drizzle-kit (`bun run db:generate`).
+ * migrations are generated from this file by drizzle-kit (`bun run db:generate`), which reads the
+ * enums here too: they are defined with the shared column types in db/columns.ts.
  *
  * Conventions: uint256 values are numeric(78,0) read as bigint (exact); addresses and hashes
  * are lowercase 0x-hex text with a check; a citizen is keyed by (season, citizen_id) because
@@ -14,8 +15,6 @@ import {
   foreignKey,
   index,
   integer,
-  numeric,
-  pgEnum,
   pgTable,
   primaryKey,
   serial,
@@ -24,51 +23,18 @@ import {
   timestamp,
   uniqueIndex,
 } from "drizzle-orm/pg-core";
-import { STAKER_EVENTS } from "../contracts/staker-events.ts";
-import { STAKER_ASSETS } from "../lib/vocabulary.ts";
+import {
+  assetType,
+  blockNumber,
+  configurationSource,
+  handClaimSource,
+  isAddress,
+  isHash,
+  stakerEventName,
+  uint256,
+} from "./columns.ts";
 
-const uint256 = (name: string) => numeric(name, { precision: 78, scale: 0, mode: "bigint" });
-const blockNumber = (name: string) => bigint(name, { mode: "bigint" });
-/**
- * Lowercase 0x-hex of `digits` digits. Said as a length and an unbounded class because Postgres's
- * regex engine runs a bounded repeat ({40}, {64}) about ten times slower, and these checks run
- * on every event a backfill writes (they were a quarter of its insert CPU).
- */
-const isHex = (column: string, digits: number) =>
-  sql.raw(`length(${column}) = ${digits + 2} and ${column} ~ '^0x[0-9a-f]+$'`);
-const isAddress = (column: string) => isHex(column, 40);
-const isHash = (column: string) => isHex(column, 64);
-
-export const stakerEventName = pgEnum("staker_event_name", STAKER_EVENTS);
-/** The staker's AssetType enum, told apart by the event's asset address. */
-export const assetType = pgEnum("asset_type", STAKER_ASSETS);
-/**
- * Where an S1 stake's Hand flag was learned. It lives only in the stake call's fifth word
- * (docs/staker.md §7): `points` when only one reading fits the stored points, `calldata` from a
- * direct call, `trace` from the inner call of a contract wallet, `inferred` when both readings
- * fit and the node has no trace API (then no claim is assumed).
- */
-export const handClaimSource = pgEnum("hand_claim_source", [
-  "points",
-  "calldata",
-  "trace",
-  "inferred",
-]);
-/**
- * Where an S1 stake's configuration figures (credit yield, identity points, vault multiplier)
- * were read. Configuration calls emit nothing and may share the stake's block, before or after
- * it, so the figures are taken only where they give the stake's own points (its witness):
- * `block` at the end of the stake's block (or of a later one that shows the same stake),
- * `parent` at the end of the block before (reconfigured after the stake, in its block), `trace`
- * from the stake transaction's prestate (reconfigured both before and after it), `inferred`
- * when none of them does: the end-of-block figures, which the API marks as inferred.
- */
-export const configurationSource = pgEnum("configuration_source", [
-  "block",
-  "parent",
-  "trace",
-  "inferred",
-]);
+export { assetType, configurationSource, handClaimSource, stakerEventName };
 
 /** Every Stake, Withdraw and Claim log of the staker: the truth the state is projected from. */
 export const stakerEvents = pgTable(

@@ -2,17 +2,25 @@
  * The only module that reads process.env. Every variable is parsed and checked here once,
  * and a bad value stops the process with a message that names the variable.
  */
-import { isAddress } from "viem";
-import { databaseUrlProblem, firstHostUrl } from "./database-url.ts";
+import { firstHostUrl } from "./database-url.ts";
+import { ConfigError, databaseUrl, envReaders, url } from "./env-readers.ts";
 import { registerSecrets, registerSecretUrls } from "./error-cause.ts";
-import { Refused } from "./fail.ts";
 import type { RedisSentinel, RedisTarget } from "./redis.ts";
 
-export class ConfigError extends Refused {
-  override name = "ConfigError";
-}
+export { ConfigError };
 
 const env = process.env;
+const {
+  text,
+  optionalText,
+  integer,
+  optionalInteger,
+  list,
+  origins,
+  optionalBlock,
+  optionalAddress,
+  oneOf,
+} = envReaders(env);
 
 // Before any check: a malformed URL still carries its secrets.
 registerSecretUrls([
@@ -26,97 +34,6 @@ registerSecretUrls([
   env.DEMO_DATABASE_URL,
 ]);
 registerSecrets([env.REDIS_SENTINEL_PASSWORD]);
-
-function text(name: string, fallback: string): string {
-  const value = env[name];
-  return value === undefined || value === "" ? fallback : value;
-}
-
-function optionalText(name: string): string | undefined {
-  const value = env[name];
-  return value === undefined || value === "" ? undefined : value;
-}
-
-function integer(name: string, fallback: number, min = 0): number {
-  const raw = optionalText(name);
-  if (raw === undefined) return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) < min || !Number.isSafeInteger(Number(raw))) {
-    throw new ConfigError(`${name} must be a whole number >= ${min}, got "${raw}"`);
-  }
-  return Number(raw);
-}
-
-function optionalInteger(name: string, min: number, max: number): number | undefined {
-  const raw = optionalText(name);
-  if (raw === undefined) return undefined;
-  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
-    throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
-  }
-  return Number(raw);
-}
-
-/**
- * A URL with one of the given schemes and a host. The value is not echoed back: URLs carry
- * passwords and provider keys.
- */
-function url(name: string, value: string, schemes: readonly string[], what: string): string {
-  let parsed: URL;
-  try {
-    parsed = new URL(value);
-  } catch {
-    throw new ConfigError(`${name} is not a URL; expected ${what}`);
-  }
-  const scheme = parsed.protocol.replace(/:$/, "");
-  if (!schemes.includes(scheme)) {
-    throw new ConfigError(`${name} has the scheme "${scheme}"; expected ${what}`);
-  }
-  if (!parsed.hostname) throw new ConfigError(`${name} has no host; expected ${what}`);
-  return value;
-}
-
-/** A comma-separated list; empty when unset. */
-function list(name: string): string[] {
-  return (optionalText(name) ?? "")
-    .split(",")
-    .map((item) => item.trim())
-    .filter((item) => item !== "");
-}
-
-/** Browser origins as the Origin header sends them: scheme, host and an optional port. */
-function origins(name: string): string[] {
-  const values = list(name);
-  for (const value of values) {
-    if (!/^https?:\/\/[^/\s]+$/.test(value)) {
-      throw new ConfigError(
-        `${name} must list origins like https://dash.example.com (no path), got "${value}"`,
-      );
-    }
-  }
-  return values;
-}
-
-function optionalBlock(name: string): bigint | undefined {
-  const raw = optionalText(name);
-  if (raw === undefined) return undefined;
-  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a block number, got "${raw}"`);
-  return BigInt(raw);
-}
-
-function optionalAddress(name: string): `0x${string}` | undefined {
-  const raw = optionalText(name);
-  if (raw === undefined) return undefined;
-  if (!isAddress(raw, { strict: false })) {
-    throw new ConfigError(`${name} must be a 0x-prefixed 20-byte address, got "${raw}"`);
-  }
-  return raw.toLowerCase() as `0x${string}`;
-}
-
-/** A Postgres URL; DATABASE_URL alone may name several servers (lib/database-url.ts). */
-function databaseUrl(name: string, value: string, severalHosts: boolean): string {
-  const problem = databaseUrlProblem(value, severalHosts);
-  if (problem) throw new ConfigError(`${name} ${problem}`);
-  return value;
-}
 
 function optionalDatabaseReadUrl(): string | undefined {
   const raw = optionalText("DATABASE_READ_URL");
@@ -138,14 +55,6 @@ function optionalCheckUrl(): string | undefined {
 function optionalWsUrl(): string | undefined {
   const raw = optionalText("RPC_WS_URL");
   return raw === undefined ? undefined : url("RPC_WS_URL", raw, ["ws", "wss"], "a ws(s) URL");
-}
-
-function oneOf<T extends string>(name: string, allowed: readonly T[], fallback: T): T {
-  const raw = text(name, fallback);
-  if (!(allowed as readonly string[]).includes(raw)) {
-    throw new ConfigError(`${name} must be one of ${allowed.join(", ")}, got "${raw}"`);
-  }
-  return raw as T;
 }
 
 /**

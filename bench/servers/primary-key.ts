@@ -15,29 +15,19 @@ if ((client !== "postgres.js" && client !== "bun-sql") || !(pool >= 1)) {
   throw new Error("usage: primary-key.ts <postgres.js|bun-sql> <pool size>");
 }
 
-type Row = Record<string, unknown>;
-type Lookup = (season: number, id: string, address: string) => Promise<Row[]>;
+/** Both clients' tagged-template queries, as the one lookup below calls them. */
+type Query = (strings: TemplateStringsArray, ...values: unknown[]) => Promise<unknown[]>;
 
-function connect(): { lookup: Lookup; close: () => Promise<void> } {
+function connect(): { sql: Query; close: () => Promise<void> } {
   if (client === "postgres.js") {
     const sql = postgres(config.databaseUrl, { max: pool, onnotice: () => {} });
-    return {
-      lookup: (season, id, address) => sql`
-        select * from staked_citizens
-        where season = ${season} and citizen_id = ${id} and staker = ${address}`,
-      close: () => sql.end({ timeout: 5 }),
-    };
+    return { sql: sql as unknown as Query, close: () => sql.end({ timeout: 5 }) };
   }
   const sql = new SQL({ url: config.databaseUrl, max: pool });
-  return {
-    lookup: (season, id, address) => sql`
-      select * from staked_citizens
-      where season = ${season} and citizen_id = ${id} and staker = ${address}`,
-    close: () => sql.close({ timeout: 5 }),
-  };
+  return { sql: sql as unknown as Query, close: () => sql.close({ timeout: 5 }) };
 }
 
-const { lookup, close } = connect();
+const { sql, close } = connect();
 const CITIZEN_PATH = /^\/v1\/staking\/citizens\/s([12])\/(\d{1,78})$/;
 
 const server = Bun.serve({
@@ -49,7 +39,9 @@ const server = Bun.serve({
     const match = CITIZEN_PATH.exec(url.pathname);
     const address = url.searchParams.get("address")?.toLowerCase();
     if (!match || !address) return new Response(null, { status: 404 });
-    const [row] = await lookup(Number(match[1]), match[2]!, address);
+    const [row] = await sql`
+      select * from staked_citizens
+      where season = ${Number(match[1])} and citizen_id = ${match[2]} and staker = ${address}`;
     return row ? Response.json(row) : Response.json({ status: 404 }, { status: 404 });
   },
 });

@@ -21,6 +21,8 @@ import {
 export const TARGETS = {
   /** Backfill events/s over raw eth_getLogs + COPY of the same logs, at least. */
   backfillOverLimit: 0.2,
+  /** Backfill events/s over the fair limit: the same logs, the reads they need, COPY (issue 31). */
+  backfillOverFairLimit: 0.5,
   /** eth_call requests per citizen (S1/S2) Stake event, at most. */
   ethCallsPerCitizenStake: 0.3,
   /** eth_calls with the same `to`, `data` and block as an earlier one, at most. */
@@ -51,7 +53,7 @@ function mostIn(runs: CountedRun[], figure: (real: CountedRun) => number) {
 
 /** One size's headline figures; the one-worker run where one run has to speak for the size. */
 function headline(run: SizeRun) {
-  const { direct, counting, latency } = run.limit;
+  const { direct, counting, latency, fair, fairCounting } = run.limit;
   const one = run.real.find((real) => real.workers === 1) ?? run.real[0];
   const [fastest] = [...run.real].sort((a, b) => b.eventsPerSecond - a.eventsPerSecond);
   return {
@@ -60,11 +62,15 @@ function headline(run: SizeRun) {
     citizenStakes: one?.citizenStakes ?? 0,
     controlEventsPerSecond: run.control.eventsPerSecond,
     controlOverDirectLimit: ratio(run.control.eventsPerSecond, direct.eventsPerSecond),
+    controlOverFairLimit: ratio(run.control.eventsPerSecond, fair.eventsPerSecond),
+    fairLimitEthCalls: fair.ethCalls,
     oneWorkerEventsPerSecond: one?.eventsPerSecond ?? null,
     oneWorkerOverLimit: ratio(one?.eventsPerSecond, counting.eventsPerSecond),
+    oneWorkerOverFairLimit: ratio(one?.eventsPerSecond, fairCounting?.eventsPerSecond),
     fastest: fastest ? runLabel(fastest) : null,
     fastestEventsPerSecond: fastest?.eventsPerSecond ?? null,
     fastestOverLimit: ratio(fastest?.eventsPerSecond, counting.eventsPerSecond),
+    fastestOverFairLimit: ratio(fastest?.eventsPerSecond, fairCounting?.eventsPerSecond),
     latencyEventsPerSecond: run.latency?.eventsPerSecond ?? null,
     latencyOverLatencyLimit: ratio(run.latency?.eventsPerSecond, latency?.eventsPerSecond),
     latencyOverDirectLimit: ratio(run.latency?.eventsPerSecond, direct.eventsPerSecond),
@@ -88,15 +94,17 @@ export const summarize = (runs: SizeRun[]) => runs.map(headline);
 export function ratiosOf(runs: SizeRun[]): Record<string, number | null> {
   const ratios: Record<string, number | null> = {};
   for (const run of runs) {
-    const { direct, counting, latency } = run.limit;
-    const put = (name: string, rate: number, limit: { eventsPerSecond: number }) => {
-      ratios[`${name}@${run.spec.events}`] = ratio(rate, limit.eventsPerSecond);
+    const { direct, counting, latency, fair, fairCounting } = run.limit;
+    const put = (name: string, rate: number, limit?: { eventsPerSecond: number }) => {
+      ratios[`${name}@${run.spec.events}`] = ratio(rate, limit?.eventsPerSecond);
     };
     for (const real of run.real) {
       put(`real_w${real.workers}_over_limit`, real.eventsPerSecond, counting);
       put(`real_w${real.workers}_over_direct_limit`, real.eventsPerSecond, direct);
+      put(`real_w${real.workers}_over_fair_limit`, real.eventsPerSecond, fairCounting);
     }
     put("control_w1_over_direct_limit", run.control.eventsPerSecond, direct);
+    put("control_w1_over_fair_limit", run.control.eventsPerSecond, fair);
     if (run.latency && latency) {
       put("latency_over_latency_limit", run.latency.eventsPerSecond, latency);
       put("latency_over_direct_limit", run.latency.eventsPerSecond, direct);
@@ -108,7 +116,7 @@ export function ratiosOf(runs: SizeRun[]): Record<string, number | null> {
 
 /** Every run on one size: the limits, the reproject, each worker count, control, latency. */
 function runTable(run: SizeRun): string {
-  const { direct, counting, latency } = run.limit;
+  const { direct, counting, latency, fair, fairCounting } = run.limit;
   const rate = (of: number, limit: { eventsPerSecond: number }) =>
     round(of / limit.eventsPerSecond, 4);
   const uncounted = ["-", "-", "-", "-", "-"];
@@ -118,15 +126,17 @@ function runTable(run: SizeRun): string {
     limit.eventsPerSecond,
     1,
     round(limit.eventsPerSecond / direct.eventsPerSecond, 3),
-    ...uncounted,
-    limit.chunks,
+    limit.fair ? 1 : "-",
+    ...(limit.fair ? [round(limit.ethCalls / limit.stakeRows, 4), "-", "-", "-", "-"] : uncounted),
+    limit.chunks + limit.ethCalls,
   ];
-  const realRow = (real: RealRun, limit: typeof direct) => [
+  const realRow = (real: RealRun, limit: typeof direct, fairLimit?: typeof direct) => [
     `backfill, ${runLabel(real)}`,
     real.seconds,
     real.eventsPerSecond,
     rate(real.eventsPerSecond, limit),
     rate(real.eventsPerSecond, direct),
+    fairLimit ? rate(real.eventsPerSecond, fairLimit) : "-",
     ...(real.rpc
       ? [
           real.rpc.ethCallsPerCitizenStake,
@@ -141,7 +151,7 @@ function runTable(run: SizeRun): string {
     real.workerPeakRssBytes.map((bytes) => (bytes / MB).toFixed(0)).join(" / "),
   ];
   const { reproject } = run.control;
-  const header = ["run", "seconds", "events/s", "/ limit same path", "/ direct limit"];
+  const header = ["run", "seconds", "events/s", "/ limit same path", "/ direct limit", "/ fair"];
   const rows = [
     [...header, "eth_call/stake", "dup eth_call", "eth_call/event", "views/stake", "dup views"],
     limitRow("limit: eth_getLogs + COPY, no proxy", direct),
@@ -149,17 +159,20 @@ function runTable(run: SizeRun): string {
     ...(latency
       ? [limitRow(`limit, through the ${run.latency?.proxyDelayMs} ms proxy`, latency)]
       : []),
+    limitRow("fair limit: eth_getLogs + reads + COPY, no proxy", fair),
+    ...(fairCounting ? [limitRow("fair limit, through the counting proxy", fairCounting)] : []),
     [
       "reproject (stored events and reads, no RPC)",
       reproject.seconds,
       reproject.eventsPerSecond,
       "-",
       round(reproject.eventsPerSecond / direct.eventsPerSecond, 3),
+      "-",
       ...uncounted,
       0,
     ],
-    ...run.real.map((real) => realRow(real, counting)),
-    realRow(run.control, direct),
+    ...run.real.map((real) => realRow(real, counting, fairCounting)),
+    realRow(run.control, direct, fair),
     ...(run.latency && latency ? [realRow(run.latency, latency)] : []),
   ];
   rows[0]!.push("HTTP req (abandoned)", "CPU µs/event", "peak RSS MB per worker");
@@ -171,7 +184,8 @@ function runTable(run: SizeRun): string {
   const { control } = run;
   return [
     `backfill of ${control.events} staker events (${control.citizenStakes} citizen stakes) over blocks ${run.fromBlock}..${run.head}, ${control.chunks} chunks; the node peaked at ${(run.nodePeakRssBytes / MB / 1024).toFixed(1)} GB RSS`,
-    "(views: the contract calls inside the eth_calls, each call of a multicall counted; abandoned:",
+    "(/ fair: over the fair limit, the same logs and reads and COPY, through the same path;",
+    " views: the contract calls inside the eth_calls, each call of a multicall counted; abandoned:",
     " HTTP requests whose client timed out before the node answered, and asked again)",
     "",
     table(rows),
@@ -193,6 +207,12 @@ function runTable(run: SizeRun): string {
     ...[...run.real, run.control, ...(run.latency ? [run.latency] : [])].map(
       (real) => `  ${runLabel(real)}: ${byCount(real.workerCpuByThread)}`,
     ),
+    "cores busy while each ran (CPU seconds / wall seconds) and, for the limits, seconds fetching (of which reads) and COPYing:",
+    ...[direct, fair].map(
+      (l) =>
+        `  ${l.fair ? "fair limit" : "limit"}: ${byCount(l.cores)}; fetch ${l.fetchSeconds} (reads ${l.readSeconds}), COPY ${l.copySeconds}`,
+    ),
+    ...[...run.real, run.control].map((real) => `  ${runLabel(real)}: ${byCount(real.cores)}`),
   ].join("\n");
 }
 
@@ -214,6 +234,8 @@ function summaryTable(runs: SizeRun[]): string {
   const judged = (name: string, target: Target, value: (f: Figures) => number | null) =>
     row(name, target, (f) => verdict(value(f), target));
   const enough = { atLeast: TARGETS.backfillOverLimit };
+  const fair = { atLeast: TARGETS.backfillOverFairLimit };
+  const fairName = "  / fair limit (same reads + COPY)";
   const calls = { atMost: TARGETS.ethCallsPerCitizenStake };
   const duplicates = { atMost: TARGETS.duplicateEthCalls };
   const cpu = { atMost: TARGETS.workerCpuMicrosPerEvent };
@@ -223,10 +245,13 @@ function summaryTable(runs: SizeRun[]): string {
     row("citizen stakes (S1/S2 Stake events)", "-", (f) => f.citizenStakes),
     row("backfill events/s, 1 worker, no proxy", "-", (f) => f.controlEventsPerSecond),
     judged("  / limit", enough, (f) => f.controlOverDirectLimit),
+    judged(fairName, fair, (f) => f.controlOverFairLimit),
     row("backfill events/s, 1 worker, counted", "-", (f) => f.oneWorkerEventsPerSecond),
     judged("  / limit through the same proxy", enough, (f) => f.oneWorkerOverLimit),
+    judged(`${fairName} through the same proxy`, fair, (f) => f.oneWorkerOverFairLimit),
     row("fastest worker count, counted", "-", (f) => `${f.fastestEventsPerSecond}/s: ${f.fastest}`),
     judged("  / limit through the same proxy", enough, (f) => f.fastestOverLimit),
+    judged(`${fairName} through the same proxy`, fair, (f) => f.fastestOverFairLimit),
     ...(latencyMs === undefined
       ? []
       : [
@@ -235,6 +260,7 @@ function summaryTable(runs: SizeRun[]): string {
           judged("  / limit without proxy", enough, (f) => f.latencyOverDirectLimit),
         ]),
     judged("eth_call per citizen stake, 1 worker", calls, (f) => f.ethCallsPerCitizenStake),
+    row("  the fair limit's eth_calls", "-", (f) => f.fairLimitEthCalls),
     judged("duplicate eth_calls, 1 worker", duplicates, (f) => f.duplicateEthCalls),
     row("  most in any run", `${TARGETS.duplicateEthCalls}`, (f) =>
       most(f.duplicateEthCallsMostInARun),

@@ -1,28 +1,30 @@
 /**
- * The run harness every benchmark shares: a devnet with a scenario prepared, a scratch database
- * and Redis prefix, the child processes a run starts (`worker`, `follow`, the API and its
- * baselines) with the settings they share, waits that fail as soon as a child exits or a chunk
- * fails, and everything dropped when the run is disposed (`await using`). A run with an indexer
- * also holds one in this process that queues the chunks and watches the checkpoint, talking to
- * the node itself, so a proxy in front of the children counts their calls alone. Beside them,
- * the stored history the chunk writes are timed against.
+ * The run harness every benchmark shares: a fresh devnet with a scenario prepared or a cached
+ * scenario chain loaded, a scratch database and Redis prefix, the child processes a run starts
+ * (`worker`, `follow`, the API and its baselines) with the settings they share, waits that fail
+ * as soon as a child exits or a chunk fails, and everything dropped when the run is disposed
+ * (`await using`). A run with an indexer also holds one in this process that queues the chunks
+ * and watches the checkpoint, talking to the node itself, so a proxy in front of the children
+ * counts their calls alone. Beside them, the stored history the chunk writes are timed against.
  */
+import { stat } from "node:fs/promises";
 import { type Address, http } from "viem";
 import { createDatabase } from "../../db/client.ts";
-import { freePort, startAnvil } from "../../devnet/anvil.ts";
+import { type AnvilOptions, freePort, startAnvil } from "../../devnet/anvil.ts";
 import { createDevnetClient } from "../../devnet/client.ts";
 import { deployDevnet } from "../../devnet/deploy.ts";
 import { Scenario } from "../../devnet/scenario.ts";
 import { createIndexer } from "../../indexer/indexer.ts";
 import { createScratchDatabase } from "../../scratch/database.ts";
 import { createScratchRedisPrefix } from "../../scratch/redis.ts";
+import { startScenarioChain } from "../../test/support/scenario-chain.ts";
 import {
   autovacuumIsOn,
   type ChunkWritePoint,
   writeHistory,
 } from "../../test/support/synthetic-history.ts";
 import { type Child, spawnBun } from "./processes.ts";
-import { log } from "./report.ts";
+import { log, round } from "./report.ts";
 
 export class RunStalled extends Error {
   override name = "RunStalled";
@@ -38,13 +40,51 @@ export const profileArgs = (enabled: boolean, name: string) =>
     : [];
 
 /** A fresh anvil with the devnet deployed and a scenario of `wallets` wallets prepared on it. */
-export async function startDevnet(seed: string, wallets: number) {
-  const node = await startAnvil();
+export async function startDevnet(seed: string, wallets: number, anvil: AnvilOptions = {}) {
+  const node = await startAnvil(anvil);
   const client = createDevnetClient(node.rpcUrl);
   const deployment = await deployDevnet(client);
   const scenario = await Scenario.prepare(client, deployment, { seed, wallets });
   return { node, client, deployment, scenario };
 }
+
+export type ScenarioSpec = { seed: string; events: number; wallets: number };
+
+/** One wallet per 45 events: the 100,000-event scenario then leaves over 10,000 citizens staked. */
+export function defaultWallets(events: number): number {
+  return Math.max(4, Math.round(events / 45));
+}
+
+/**
+ * An anvil holding the scenario's chain, from the test kit's cache (test/support/scenario-chain.ts)
+ * or generated there first, and the scenario's figures. Request bodies to the node are unlimited:
+ * the 100,000-event scenario's batches pass anvil's default 2 MiB cap.
+ */
+export async function loadScenario(spec: ScenarioSpec) {
+  log(`scenario ${spec.seed}-${spec.events}: loading (generating it first if not cached)`);
+  const started = performance.now();
+  const anvil = { unlimitedRequestSize: true, startTimeoutMs: 600_000 };
+  const chain = await startScenarioChain({ ...spec, anvil });
+  const loadSeconds = round((performance.now() - started) / 1000, 1);
+  const head = chain.progress.block;
+  log(
+    `scenario ${chain.generated ? "generated and " : ""}loaded in ${loadSeconds} s (head ${head})`,
+  );
+  const scenario = {
+    ...spec,
+    deployment: chain.deployment,
+    head,
+    stakerEvents: chain.progress.stakerEvents,
+    transactions: chain.progress.transactions,
+    citizensStaked: chain.citizensStaked ?? null,
+    generatedSeconds: chain.generatedSeconds ?? null,
+    stateBytes: (await stat(chain.stateFile)).size,
+  };
+  const node = { rpcUrl: chain.node.rpcUrl, pid: chain.node.process.pid, stop: chain.stop };
+  return { scenario, node, generated: chain.generated, loadSeconds };
+}
+
+export type LoadedScenario = Awaited<ReturnType<typeof loadScenario>>;
 
 /** A scratch database and Redis prefix, and the child processes started against them. */
 export async function openScratch(label: string, existingDatabaseUrl?: string) {
@@ -182,39 +222,25 @@ export async function openRun(settings: RunSettings) {
     ) {
       const args = (name: string) => [...profileArgs(cpuProfile, name), "scripts/cli.ts", role];
       const children = names.map((name) => this.spawn(name, args(name), settings));
-      await this.waitForWorkers(role === "worker" ? "chunks" : "follow", names.length);
+      const queue = indexer.queues[role === "worker" ? "chunks" : "follow"];
+      const connected = async () => (await queue.getWorkersCount()) >= names.length;
+      const options = { timeoutMs: 60_000, pollMs: 10 };
+      await scratch.waitUntil(`${names.length} ${role} processes connecting`, connected, options);
       return children;
     },
-    /** Waits until `count` processes take jobs from the queue. */
-    async waitForWorkers(queue: "chunks" | "follow", count: number) {
-      const connected = async () => (await indexer.queues[queue].getWorkersCount()) >= count;
-      await scratch.waitUntil(`${count} ${queue} workers connecting`, connected, {
-        timeoutMs: 60_000,
-        pollMs: 10,
-      });
-    },
-    /** Waits until the checkpoint reaches `block`. */
-    waitIndexed: (block: bigint, timeoutMs = 30 * 60_000, pollMs = 20) =>
-      scratch.waitUntil(`indexing to ${block}`, () => indexedTo(block), {
-        timeoutMs,
-        pollMs,
-        failed: failedChunk,
-      }),
-    /** Queues the chunk jobs of `range` and waits until they are indexed: seconds, to, chunks. */
-    async backfill(range: { from: bigint; to: bigint }, pollMs = 20) {
+    /**
+     * Queues the chunk jobs of `range` (none for a follower, who indexes it alone) and waits until
+     * the checkpoint reaches its end: seconds, to, chunks.
+     */
+    async indexRange(range: { from: bigint; to: bigint }, { queue = true, pollMs = 20 } = {}) {
       const started = performance.now();
-      const { to, chunks } = await indexer.enqueueBackfill({
-        startBlock: range.from,
-        to: range.to,
-      });
-      await this.waitIndexed(to, 30 * 60_000, pollMs);
+      const { to, chunks } = queue
+        ? await indexer.enqueueBackfill({ startBlock: range.from, to: range.to })
+        : { to: range.to, chunks: 0 };
+      const reached = () => indexedTo(to);
+      const options = { timeoutMs: 30 * 60_000, pollMs, failed: failedChunk };
+      await scratch.waitUntil(`indexing to ${to}`, reached, options);
       return { to, chunks, seconds: (performance.now() - started) / 1000 };
-    },
-    /** Waits until a follower has indexed up to `to`: seconds, to, chunks (none). */
-    async follow(to: bigint) {
-      const started = performance.now();
-      await this.waitIndexed(to, 10 * 60_000, 10);
-      return { to, chunks: 0, seconds: (performance.now() - started) / 1000 };
     },
     async [Symbol.asyncDispose]() {
       await scratch.stopChildren();

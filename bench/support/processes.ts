@@ -9,7 +9,7 @@ import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { RESULTS_DIR, round } from "./report.ts";
 
-export const LOG_DIR = join(RESULTS_DIR, "logs");
+const LOG_DIR = join(RESULTS_DIR, "logs");
 const REPO_ROOT = join(import.meta.dir, "..", "..");
 const CLOCK_TICKS = 100;
 
@@ -62,10 +62,14 @@ export function spawnBun(label: string, args: string[], settings: Record<string,
   };
 }
 
-async function statusBytes(pid: number, field: "VmRSS" | "VmHWM"): Promise<number> {
-  const status = await Bun.file(`/proc/${pid}/status`)
+/** A file under /proc, or "" when the process (or thread) has ended since it was listed. */
+const procFile = (path: string) =>
+  Bun.file(`/proc/${path}`)
     .text()
     .catch(() => "");
+
+async function statusBytes(pid: number, field: "VmRSS" | "VmHWM"): Promise<number> {
+  const status = await procFile(`${pid}/status`);
   return Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) * 1024;
 }
 
@@ -74,48 +78,21 @@ export const peakRssOf = (pid: number) => statusBytes(pid, "VmHWM");
 
 /** utime + stime of a /proc/<pid>/stat or /proc/<pid>/task/<tid>/stat line, in seconds. */
 function statCpuSeconds(stat: string): number {
+  if (!stat) return 0;
   // Fields after the parenthesised command name; utime and stime are the 12th and 13th.
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
 }
 
-export async function cpuSecondsOf(pid: number): Promise<number> {
-  const stat = await Bun.file(`/proc/${pid}/stat`)
-    .text()
-    .catch(() => "");
-  return stat ? statCpuSeconds(stat) : 0;
-}
+export const cpuSecondsOf = async (pid: number) => statCpuSeconds(await procFile(`${pid}/stat`));
 
 /** CPU seconds of every process whose command name is `name` (e.g. all postgres backends). */
-export async function cpuSecondsOfCommand(name: string): Promise<number> {
+async function cpuSecondsOfCommand(name: string): Promise<number> {
   let total = 0;
   for await (const pid of new Bun.Glob("[0-9]*").scan({ cwd: "/proc", onlyFiles: false })) {
-    // A process that ended between the listing and the read counts nothing.
-    const comm = await Bun.file(`/proc/${pid}/comm`)
-      .text()
-      .catch(() => "");
-    if (comm.trim() === name) total += await cpuSecondsOf(Number(pid));
+    if ((await procFile(`${pid}/comm`)).trim() === name) total += await cpuSecondsOf(Number(pid));
   }
   return total;
-}
-
-/** Samples a child's RSS every 250 ms until `stop()`; returns the peak seen. */
-export function trackPeakRss(child: Child) {
-  let peak = 0;
-  let running = true;
-  const loop = (async () => {
-    while (running) {
-      peak = Math.max(peak, await statusBytes(child.pid, "VmRSS"));
-      await Bun.sleep(250);
-    }
-  })();
-  return {
-    async stop() {
-      running = false;
-      await loop;
-      return peak;
-    },
-  };
 }
 
 /** CPU seconds so far of the processes a benchmark runs against, by role. */
@@ -131,7 +108,7 @@ export async function cpuByRole(roles: { anvil?: number; children?: Child[] }) {
   };
 }
 
-export type CpuByRole = Awaited<ReturnType<typeof cpuByRole>>;
+type CpuByRole = Awaited<ReturnType<typeof cpuByRole>>;
 
 /** Cores each role kept busy between two readings (1 = one core all the time). */
 export function coresBetween(before: CpuByRole, after: CpuByRole, seconds: number) {
@@ -150,32 +127,27 @@ export function coresBetween(before: CpuByRole, after: CpuByRole, seconds: numbe
  * workers spend more on it in all (measured at load 2-6: 0.6-0.75 s of one worker's 20k run,
  * 1.7-2.0 s of its 100k run, 2.5-3.5 s over 2 and 4 workers at 100k).
  */
-export type ThreadRole = "main" | "jit" | "gc" | "allocator" | "http" | "other";
+const THREAD_ROLES = ["main", "jit", "gc", "allocator", "http", "other"] as const;
+type ThreadRole = (typeof THREAD_ROLES)[number];
 
 /** Thread names (the kernel keeps 15 characters) by what they do. */
-const THREAD_ROLES: [RegExp, ThreadRole][] = [
+const THREAD_NAMES: [RegExp, ThreadRole][] = [
   [/^JITWorker/, "jit"],
   [/^Heap ?Helper|Collector/i, "gc"],
   [/^mi-/, "allocator"],
   [/^HTTP Client/, "http"],
 ];
 
-const noThreadCpu = () =>
-  Object.fromEntries(
-    (["main", "jit", "gc", "allocator", "http", "other"] as const).map((role) => [role, 0]),
-  ) as Record<ThreadRole, number>;
-
 /** CPU seconds so far of every thread of `pid`, summed by role (zeros once it has exited). */
-export async function threadCpuOf(pid: number): Promise<Record<ThreadRole, number>> {
-  const cpu = noThreadCpu();
+export async function threadCpuOf(pid: number) {
+  const cpu = Object.fromEntries(THREAD_ROLES.map((role) => [role, 0])) as Record<
+    ThreadRole,
+    number
+  >;
   for (const tid of await readdir(`/proc/${pid}/task`).catch(() => [])) {
-    // A thread that ended between the listing and the read counts nothing.
-    const stat = await Bun.file(`/proc/${pid}/task/${tid}/stat`)
-      .text()
-      .catch(() => "");
-    if (!stat) continue;
+    const stat = await procFile(`${pid}/task/${tid}/stat`);
     const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-    const role = tid === String(pid) ? "main" : THREAD_ROLES.find(([p]) => p.test(name))?.[1];
+    const role = tid === String(pid) ? "main" : THREAD_NAMES.find(([p]) => p.test(name))?.[1];
     cpu[role ?? "other"] += statCpuSeconds(stat);
   }
   return cpu;
@@ -184,10 +156,10 @@ export async function threadCpuOf(pid: number): Promise<Record<ThreadRole, numbe
 /** The CPU seconds by role that `pids` used between `before` and now, summed over them. */
 export async function threadCpuSince(pids: number[], before: Record<ThreadRole, number>[]) {
   const after = await Promise.all(pids.map(threadCpuOf));
-  const total = noThreadCpu();
-  for (const role of Object.keys(total) as ThreadRole[]) {
-    const used = after.map((threads, i) => threads[role] - (before[i]?.[role] ?? 0));
-    total[role] = round(used.reduce((sum, seconds) => sum + seconds, 0));
-  }
-  return total;
+  const used = (role: ThreadRole) =>
+    round(after.reduce((sum, threads, i) => sum + threads[role] - (before[i]?.[role] ?? 0), 0));
+  return Object.fromEntries(THREAD_ROLES.map((role) => [role, used(role)])) as Record<
+    ThreadRole,
+    number
+  >;
 }

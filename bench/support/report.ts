@@ -9,6 +9,7 @@ import { join } from "node:path";
 import postgres from "postgres";
 import { anvilBinaryPath } from "../../devnet/anvil.ts";
 import { config } from "../../lib/config.ts";
+import { withDatabase } from "../../lib/database-url.ts";
 import { openRedis } from "../../lib/redis.ts";
 import type { ChunkWritePoint } from "../../test/support/synthetic-history.ts";
 
@@ -30,7 +31,7 @@ export function machine() {
 export const loadAverage = () => loadavg().map((value) => round(value, 2));
 
 async function versions() {
-  const sql = postgres(config.databaseUrl.replace(/\/[^/]*$/, "/postgres"), {
+  const sql = postgres(withDatabase(config.databaseUrl, "postgres"), {
     max: 1,
     onnotice: () => {},
   });
@@ -41,9 +42,7 @@ async function versions() {
   const anvil = Bun.spawn([anvilBinaryPath(), "--version"], { stdout: "pipe", stderr: "ignore" });
   const packages: Record<string, string> = {};
   for (const name of ["viem", "bullmq", "elysia", "postgres", "drizzle-orm"]) {
-    const manifest = await Bun.file(
-      join(import.meta.dir, "../../node_modules", name, "package.json"),
-    );
+    const manifest = Bun.file(join(import.meta.dir, "../../node_modules", name, "package.json"));
     packages[name] = String(((await manifest.json()) as { version?: string }).version);
   }
   return {
@@ -55,11 +54,8 @@ async function versions() {
   };
 }
 
-/** What a benchmark measured; the machine, the versions and the finish time are added here. */
-export type Measurements = {
-  name: string;
-  smoke: boolean;
-  startedAt: string;
+/** What a benchmark measured; the machine, the versions and the times are added on writing. */
+type Measurements = {
   parameters: Record<string, unknown>;
   raw: Record<string, unknown>;
   ratios: Record<string, number | null>;
@@ -68,7 +64,8 @@ export type Measurements = {
 
 /**
  * A benchmark's report, begun when its run begins: `finish()` reads the load average again once
- * the measuring is done, and `write` adds the name, the start and both load averages.
+ * the measuring is done; `write` puts the report in bench/results/<name>-<start>.json and says so
+ * on stdout (the smoke test reads it).
  */
 export function startReport(name: string, smoke: boolean) {
   const startedAt = new Date().toISOString();
@@ -77,36 +74,26 @@ export function startReport(name: string, smoke: boolean) {
     startedAt,
     load,
     finish: () => Object.assign(load, { after: loadAverage() }),
-    write: ({ parameters, ...measured }: Omit<Measurements, "name" | "smoke" | "startedAt">) =>
-      writeReport({
+    async write({ parameters, notes = [], ...measured }: Measurements) {
+      const report = {
         name,
         smoke,
         startedAt,
         parameters: { ...parameters, loadAverageBefore: load.before, loadAverageAfter: load.after },
+        notes,
         ...measured,
-      }),
+        finishedAt: new Date().toISOString(),
+        machine: machine(),
+        versions: await versions(),
+      };
+      await mkdir(RESULTS_DIR, { recursive: true });
+      const path = join(RESULTS_DIR, `${name}-${startedAt.replace(/[:.]/g, "-")}.json`);
+      const bigints = (_: string, value: unknown) =>
+        typeof value === "bigint" ? `${value}` : value;
+      await writeFile(path, `${JSON.stringify(report, bigints, 2)}\n`);
+      console.log(`\nwrote ${path}`);
+    },
   };
-}
-
-/** Writes bench/results/<name>-<timestamp>.json, and says so on stdout (the smoke test reads it). */
-export async function writeReport(measured: Measurements): Promise<string> {
-  const report = {
-    notes: [],
-    ...measured,
-    finishedAt: new Date().toISOString(),
-    machine: machine(),
-    versions: await versions(),
-  };
-  await mkdir(RESULTS_DIR, { recursive: true });
-  const path = join(RESULTS_DIR, `${report.name}-${report.startedAt.replace(/[:.]/g, "-")}.json`);
-  const json = JSON.stringify(
-    report,
-    (_, value) => (typeof value === "bigint" ? `${value}` : value),
-    2,
-  );
-  await writeFile(path, `${json}\n`);
-  console.log(`\nwrote ${path}`);
-  return path;
 }
 
 type Cell = string | number | null | undefined;

@@ -6,7 +6,7 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 
-export class WrkFailed extends Error {
+class WrkFailed extends Error {
   override name = "WrkFailed";
 }
 
@@ -18,20 +18,7 @@ export interface WrkRequest {
   ifNoneMatch?: string;
 }
 
-export interface WrkResult {
-  requestsPerSecond: number;
-  requests: number;
-  seconds: number;
-  p50Ms: number;
-  p99Ms: number;
-  maxMs: number;
-  /** Socket errors and timeouts. */
-  errors: number;
-  /** Answers with a status of 400 or more. */
-  statusErrors: number;
-  /** CPU wrk itself used, in cores (1 = one core all the time). */
-  loaderCores: number;
-}
+export type WrkResult = Awaited<ReturnType<typeof runWrk>>;
 
 export async function writeRequests(file: string, requests: WrkRequest[]): Promise<string> {
   await writeFile(
@@ -59,7 +46,7 @@ export async function runWrk(options: {
   connections: number;
   threads: number;
   seconds: number;
-}): Promise<WrkResult> {
+}) {
   if (!Bun.which("wrk")) {
     throw new WrkFailed("wrk is not installed; run scripts/bootstrap.sh (apt-get install wrk)");
   }
@@ -85,8 +72,11 @@ export async function runWrk(options: {
     p50Ms: summary.p50Us! / 1000,
     p99Ms: summary.p99Us! / 1000,
     maxMs: summary.maxUs! / 1000,
+    /** Socket errors and timeouts. */
     errors: summary.connectErrors! + summary.readErrors! + summary.writeErrors! + summary.timeouts!,
+    /** Answers with a status of 400 or more. */
     statusErrors: summary.statusErrors!,
+    /** CPU wrk itself used, in cores (1 = one core all the time). */
     loaderCores: Math.round((cpuSeconds / seconds) * 100) / 100,
   };
 }

@@ -1,3 +1,6 @@
 import { describePackedClient } from "./packed-client.ts";
 
-describePackedClient({ name: "bun", install: ["bun", "add"], runtime: "bun" }, { tarball: false });
+describePackedClient(
+  { name: "bun", install: ["bun", "add"], runtime: "bun" },
+  { packageChecks: false },
+);

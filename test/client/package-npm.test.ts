@@ -6,5 +6,5 @@ describePackedClient(
     install: ["npm", "install", "--no-audit", "--no-fund", "--prefer-offline"],
     runtime: "node",
   },
-  { tarball: true },
+  { packageChecks: true },
 );

@@ -14,7 +14,7 @@ import { startTestIndexer, type TestIndexer } from "../support/indexer.ts";
 import { startPrivatePostgres } from "../support/private-postgres.ts";
 
 /** Rounds of kills: each ends every session of ours, in bursts; every third kills a backend -9. */
-const ROUNDS = 12;
+const ROUNDS = 6;
 
 let devnet: ScenarioDevnet;
 let server: Awaited<ReturnType<typeof startPrivatePostgres>>;

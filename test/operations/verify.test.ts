@@ -17,7 +17,7 @@ const LONER_CITIZEN = 71_001n;
 const MOVER: Address = "0x000000000000000000000000000000000000a102";
 const MOVER_CITIZENS = [71_101n, 71_102n, 71_103n, 71_104n, 71_105n];
 const DAY = 86_400;
-const RUNS = 20;
+const RUNS = 10;
 const LATE_RUNS = 6;
 
 let devnet: ScenarioDevnet;

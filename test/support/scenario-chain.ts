@@ -42,6 +42,11 @@ export type ScenarioChain = {
   progress: ScenarioProgress;
   /** Whether this call generated the chain (false: loaded from the cache). */
   generated: boolean;
+  /** Citizens staked at the last block, and the generating run's seconds (older records: none). */
+  citizensStaked?: number;
+  generatedSeconds?: number;
+  /** Anvil's dump of the chain. */
+  stateFile: string;
   stop(): Promise<void>;
 };
 
@@ -85,13 +90,18 @@ export async function scenarioKey(spec: ScenarioSpec): Promise<string> {
   return `${spec.seed}-${spec.events}-${hasher.digest("hex").slice(0, 16)}`;
 }
 
-type Record = { progress: Omit<ScenarioProgress, "block"> & { block: string } };
+type Record = {
+  progress: Omit<ScenarioProgress, "block"> & { block: string };
+  citizensStaked?: number;
+  generatedSeconds?: number;
+};
 
 /**
  * Generates the chain into a folder of its own and moves it into place in one rename, so files
  * running in parallel never see half a chain (two generating the same key: the first rename wins).
  */
 async function generate(spec: ScenarioSpec, folder: string): Promise<void> {
+  const started = performance.now();
   const partial = `${folder}.${process.pid}.partial`;
   await rm(partial, { recursive: true, force: true });
   await mkdir(partial, { recursive: true });
@@ -105,7 +115,11 @@ async function generate(spec: ScenarioSpec, folder: string): Promise<void> {
     });
     const progress = await scenario.run({ events: spec.events });
     await writeDeploymentFile(join(partial, "deployment.json"), deployment);
-    const record: Record = { progress: { ...progress, block: progress.block.toString() } };
+    const record: Record = {
+      progress: { ...progress, block: progress.block.toString() },
+      citizensStaked: scenario.citizensStaked,
+      generatedSeconds: Math.round((performance.now() - started) / 100) / 10,
+    };
     await writeFile(join(partial, "record.json"), `${JSON.stringify(record, null, 2)}\n`);
   } finally {
     // Anvil writes the dump as it exits.
@@ -147,6 +161,9 @@ export async function startScenarioChain(
     deployment: { ...deployment, rpcUrl: node.rpcUrl },
     progress,
     generated,
+    citizensStaked: record.citizensStaked,
+    generatedSeconds: record.generatedSeconds,
+    stateFile: join(folder, "state.json"),
     stop: () => node.stop(),
   };
 }

@@ -6,7 +6,6 @@
 import { Elysia, type TSchema } from "elysia";
 import type Redis from "ioredis";
 import type { Logger } from "pino";
-import { BlockNotIndexed } from "../../../db/as-of.ts";
 import type { Database } from "../../../db/client.ts";
 import { INDEXED_BLOCK_HEADER } from "../../indexed-block.ts";
 import { problemResponses } from "../../openapi.ts";
@@ -16,19 +15,12 @@ import { type Admit, authentication } from "../auth/index.ts";
 import type { TokenService } from "../auth/token.ts";
 import { CITIZENS_PREFIX } from "../citizens/index.ts";
 import type { ImageTemplates } from "../citizens/record.ts";
-import {
-  differences,
-  type Holding,
-  parseLastEventId,
-  type ResumePoint,
-  render,
-  reset,
-  synced,
-} from "./changes.ts";
-import { createHub, type Subscriber } from "./hub.ts";
+import { parseLastEventId } from "./changes.ts";
+import { openConnection, RECONNECT_MS } from "./connection.ts";
+import { createHub } from "./hub.ts";
 import { StreamEvent, StreamHeaders, StreamQuery } from "./model.ts";
-import { createStreamService, type WalletState } from "./service.ts";
-import { createStreamSlots, type Slot } from "./slots.ts";
+import { createStreamService } from "./service.ts";
+import { createStreamSlots } from "./slots.ts";
 
 export interface StreamSettings {
   /** Open streams one token may hold across all instances; one more is 429. */
@@ -47,11 +39,6 @@ export const DEFAULT_STREAM_SETTINGS: StreamSettings = {
   keepAliveMs: 15_000,
   idleMs: 600_000,
 };
-
-/** Milliseconds a client waits before reconnecting (the SSE `retry` field). */
-const RECONNECT_MS = 1_000;
-/** Chunks a client may leave unread before its stream is closed (it resumes when it catches up). */
-const MAX_UNREAD = 1_000;
 
 /** One token holds as many streams as it may; another one is refused. */
 export class TooManyStreams extends Problem {
@@ -83,12 +70,6 @@ export interface StreamDependencies {
   processSlot?: number;
   log: Logger;
 }
-
-/** A resume's block the standby has still to replay (see `baseline`). */
-const NOT_YET = Symbol("not replayed yet");
-
-/** setTimeout's longest delay; a later deadline is waited for in steps. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export function streamModule({
   db,
@@ -122,7 +103,6 @@ export function streamModule({
   const closers = new Set<() => void>();
   /** The open streams of each token, so a revocation ends them. */
   const byToken = new Map<number, Set<() => void>>();
-  const encoder = new TextEncoder();
   /** The process is stopping: every stream ends, and this instance's leases stop counting. */
   const closeAll = () => {
     for (const close of [...closers]) close();
@@ -142,149 +122,28 @@ export function streamModule({
         ),
     );
   });
-
-  /**
-   * What the client holds, if it can be known: the wallet's rows after its block, when that block
-   * is still on the chain the tables hold (its hash matches, or it came bare). Undefined means the
-   * client must start over: its block is above the indexed block, or a reorg replaced it, or its
-   * hash is pruned (more than HASHES_KEPT blocks ago), or the checkpoint moved back below it
-   * since the wallet's read (an operator's rollback): the tables then refuse the block.
-   *
-   * NOT_YET: answers come from a standby, the client's block is above the standby's and the
-   * primary has it (a client resuming from an instance on the primary or on a standby further
-   * on): the standby has still to replay it. Starting over would take the client back to an
-   * older block, so the stream starts at a later move, once the standby has the block.
-   */
-  async function baseline(
-    wallet: string,
-    resume: ResumePoint,
-    indexedBlock: bigint,
-  ): Promise<Holding | undefined | typeof NOT_YET> {
-    if (resume.block > indexedBlock) {
-      return (await service.primaryHolds(resume.block)) ? NOT_YET : undefined;
-    }
-    if (resume.hash !== undefined && (await service.hashOf(resume.block)) !== resume.hash) {
-      return undefined;
-    }
-    try {
-      return render(await service.at(wallet, resume.block), images);
-    } catch (error) {
-      if (error instanceof BlockNotIndexed) return undefined;
-      throw error;
-    }
-  }
-
-  /**
-   * The stream's body, and a way to end it (the client went away). It also ends when its token
-   * is revoked or expires: the token was checked once, when the stream began.
-   */
-  function open(
-    wallet: string,
-    slot: Slot,
-    resume: ResumePoint | undefined,
-    token: { id: number; expiresInMs: number | null },
-  ) {
-    let held: Holding = new Map();
-    let started = false;
-    let lastSynced: string | undefined;
-    let closed = false;
-    let keepAlive: ReturnType<typeof setInterval> | undefined;
-    let idle: ReturnType<typeof setTimeout> | undefined;
-    let expiry: ReturnType<typeof setTimeout> | undefined;
-    let close = () => {};
-
-    const body = new ReadableStream<Uint8Array>({
-      start(controller) {
-        const write = (text: string) => {
-          if (closed) return;
-          try {
-            controller.enqueue(encoder.encode(text));
-          } catch {
-            // The client cancelled the stream between two writes.
-            close();
-            return;
-          }
-          if ((controller.desiredSize ?? 0) < -MAX_UNREAD) close();
-        };
-        const resetIdle = () => {
-          clearTimeout(idle);
-          idle = setTimeout(() => close(), limits.idleMs);
-        };
-        const subscriber: Subscriber = {
-          wallet,
-          async deliver(state: WalletState) {
-            if (closed || state.indexedBlock === null) return;
-            const block = state.indexedBlock;
-            let text = "";
-            if (!started) {
-              // A failed baseline read throws to the hub, which tries again later; only then
-              // does the stream count as started.
-              if (resume !== undefined) {
-                const known = await baseline(wallet, resume, block);
-                if (closed || known === NOT_YET) return;
-                if (known === undefined) text += reset(block);
-                else held = known;
-              }
-              started = true;
-            }
-            const now = render(state.citizens, images);
-            text += differences(held, now, block);
-            held = now;
-            // A move without changes still sends `synced`: the client learns how fresh it is,
-            // and its Last-Event-ID keeps up, so a resume has less to compare.
-            const closing = synced(block, state.blockHash);
-            if (text === "" && closing === lastSynced) return;
-            write(text + closing);
-            lastSynced = closing;
-            if (text !== "") resetIdle();
-          },
-        };
-        close = () => {
-          if (closed) return;
-          closed = true;
-          clearInterval(keepAlive);
-          clearTimeout(idle);
-          clearTimeout(expiry);
-          hub.unsubscribe(subscriber);
-          closers.delete(close);
-          const ofToken = byToken.get(token.id);
-          ofToken?.delete(close);
-          if (ofToken?.size === 0) byToken.delete(token.id);
-          slot.release();
-          try {
-            controller.close();
-          } catch {
-            // Already closed or cancelled by the client.
-          }
-        };
-        closers.add(close);
-        let ofToken = byToken.get(token.id);
-        if (!ofToken) {
-          ofToken = new Set();
-          byToken.set(token.id, ofToken);
-        }
-        ofToken.add(close);
-        write(`retry: ${RECONNECT_MS}\n\n`);
-        keepAlive = setInterval(() => write(": keep-alive\n\n"), limits.keepAliveMs);
-        resetIdle();
-        hub.subscribe(subscriber);
-        // Last, so that a close at once finds everything it undoes.
-        if (token.expiresInMs !== null) {
-          const deadline = Date.now() + token.expiresInMs;
-          const closeAtExpiry = () => {
-            const left = deadline - Date.now();
-            if (left <= 0) close();
-            else expiry = setTimeout(closeAtExpiry, Math.min(left, MAX_TIMER_MS));
-          };
-          closeAtExpiry();
-        }
-      },
-      cancel() {
-        close();
-      },
-    });
-    return { body, close: () => close() };
-  }
+  const connections = {
+    service,
+    hub,
+    images,
+    keepAliveMs: limits.keepAliveMs,
+    idleMs: limits.idleMs,
+    track(tokenId: number, close: () => void) {
+      closers.add(close);
+      let ofToken = byToken.get(tokenId);
+      if (!ofToken) {
+        ofToken = new Set();
+        byToken.set(tokenId, ofToken);
+      }
+      ofToken.add(close);
+      return () => {
+        closers.delete(close);
+        const open = byToken.get(tokenId);
+        open?.delete(close);
+        if (open?.size === 0) byToken.delete(tokenId);
+      };
+    },
+  };
 
   return (
     new Elysia({ prefix: CITIZENS_PREFIX })
@@ -307,7 +166,8 @@ export function streamModule({
             throw new TooManyStreams(limits.maxPerToken, Math.ceil(RECONNECT_MS / 1000));
           }
           const lastEventId = headers["last-event-id"];
-          const { body, close } = open(
+          const { body, close } = openConnection(
+            connections,
             query.address.toLowerCase(),
             slot,
             lastEventId === undefined ? undefined : parseLastEventId(lastEventId),
