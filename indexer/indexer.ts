@@ -14,6 +14,7 @@ import { RequestBudget } from "./chain/request-budget.ts";
 import { createChunkWorkers } from "./chunk-workers/chunk-workers.ts";
 import { ClaimedCitizenReads } from "./chunk-workers/citizen-claims.ts";
 import { EventBudget } from "./chunk-workers/event-budget.ts";
+import { createHeapCeiling, HEAP_CEILING_BYTES } from "./chunk-workers/heap-ceiling.ts";
 import { CitizenReadCache } from "./fetch/citizen-read-cache.ts";
 import { createFetchStage } from "./fetch/fetch-range.ts";
 import { createFollowLease, readFollowLease } from "./follower/follow-lease.ts";
@@ -158,6 +159,7 @@ export async function createIndexer(options: IndexerOptions) {
     fetch: createFetchStage(fetchDeps),
     store,
     eventBudget,
+    heapCeiling: createHeapCeiling(HEAP_CEILING_BYTES),
     queues,
     log,
     finalityDepth,

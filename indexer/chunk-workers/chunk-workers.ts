@@ -60,6 +60,8 @@ export function createChunkWorkers({
           from: job.data.from,
           to: job.data.to,
           events: result.events,
+          slices: result.slices,
+          collections: result.collections,
           indexedBlock: result.indexedBlock.toString(),
           ms: Math.round(performance.now() - started),
         },

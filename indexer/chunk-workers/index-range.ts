@@ -1,10 +1,11 @@
 import type { Logger } from "pino";
 import type { PublicClient } from "viem";
 import { readChainTip } from "../chain/finality.ts";
-import type { FetchStage } from "../fetch/fetch-range.ts";
+import type { FetchStage, LogCheck } from "../fetch/fetch-range.ts";
 import { resolveLinkConflict } from "../reorg/divergence.ts";
 import { type Indexed, type IndexerStore, LinkConflict, type RangeWrite } from "../store/index.ts";
 import type { EventBudget } from "./event-budget.ts";
+import type { createHeapCeiling } from "./heap-ceiling.ts";
 
 export interface IndexRangeRequest {
   from: bigint;
@@ -23,22 +24,46 @@ export type ChunkDeps = {
   finalityDepth?: number;
   /** The events this process's chunk jobs may work on at once. */
   eventBudget?: EventBudget;
+  /** Collects the heap between slices when the process's memory is past its ceiling. */
+  heapCeiling?: ReturnType<typeof createHeapCeiling>;
 };
 
-/** A chunk job: fetches a block range and commits it, its events held until it is written. */
+/**
+ * A chunk job: fetches a block range and commits it in slices of blocks, each holding no more
+ * events than the process's budget (a single block may hold more: nothing smaller exists) and
+ * each written before the next is fetched, its events held until it is written. A slice is
+ * fetched and written exactly as a chunk of its blocks would be, so a job stopped between two
+ * slices leaves written ranges the checkpoint moves over, and its retry writes again what is
+ * there already (rows keyed by chain position): see docs/decisions/sliced-chunks.md.
+ */
 export async function indexRange(deps: ChunkDeps, request: IndexRangeRequest) {
-  const hold = deps.eventBudget?.hold();
-  try {
-    const write = await deps.fetch(request, { admitEvents: hold?.admit });
-    const result = await commitRange(deps, write, request.replace);
-    return {
-      events: write.events.length,
-      indexedBlock: result.indexedBlock,
-      logCheck: write.logCheck,
-    };
-  } finally {
-    hold?.release();
+  const budget = deps.eventBudget;
+  let [events, slices, collections] = [0, 0, 0];
+  let indexed: Indexed | undefined;
+  const logCheck: LogCheck = { askedAgain: 0, receiptsChecked: 0, corrected: 0, disputed: 0 };
+  for (let from = request.from; from <= request.to; ) {
+    const span = BigInt(budget?.sliceBlocks() ?? Number.MAX_SAFE_INTEGER);
+    const to = from + span - 1n < request.to ? from + span - 1n : request.to;
+    const hold = budget?.hold();
+    try {
+      const write = await deps.fetch(
+        { from, to },
+        { admitEvents: hold?.admit, maxEvents: budget?.limit },
+      );
+      indexed = await commitRange(deps, write, request.replace);
+      budget?.sliced(Number(write.toBlock - from + 1n), write.events.length);
+      events += write.events.length;
+      slices++;
+      for (const key of Object.keys(logCheck) as (keyof LogCheck)[]) {
+        logCheck[key] += write.logCheck[key];
+      }
+      from = write.toBlock + 1n;
+    } finally {
+      hold?.release();
+    }
+    if (deps.heapCeiling?.settle()) collections++;
   }
+  return { events, slices, collections, indexedBlock: indexed!.indexedBlock, logCheck };
 }
 
 /**

@@ -43,8 +43,13 @@ export interface FetchDeps {
   knownCitizens: (keys: CitizenKey[]) => Promise<CitizenRow[]>;
   /** Citizens read once across every worker process (claim before read). */
   citizenReads: CitizenReads;
-  /** Waits while this process's other chunks hold too many events (event-budget.ts). */
+  /** Waits while this process's other slices hold too many events (event-budget.ts). */
   admitEvents?: (events: number) => Promise<void>;
+  /**
+   * The most events the range may hold: past them it is cut short after the last whole block
+   * within them (at least one block), and the caller fetches the rest as another range.
+   */
+  maxEvents?: number;
   /** A second node (RPC_CHECK_URL) whose answers a chunk's must agree with. */
   checkNode?: CheckNode;
 }
@@ -93,18 +98,22 @@ export async function fetchRange(deps: FetchDeps, request: FetchRequest): Promis
       : fetchStakerTransfers(deps.logClient, contracts, from, request.to, deps.governor),
     checkNode && fetchCheckNodeLogs(checkNode, contracts.staker, from, request.to),
   ]);
-  const { logs, logCheck, held } = await checkedLogs(deps, headers, answer, {
+  const checked = await checkedLogs(deps, headers, answer, {
     from,
     dense,
     transfers,
     checkAnswer,
     last: headers.get(request.to)!,
   });
-  // Held at a block: the range ends before it (checkedLogs gave only the logs before it).
-  const to = held ? held.blockNumber - 1n : request.to;
-  if (held) for (const number of headers.keys()) if (number > to) headers.delete(number);
+  const { logCheck, held } = checked;
+  // Held at a block: the range ends before it (checkedLogs gave only the logs before it). Cut
+  // short at the most events: it ends at the last block the kept logs name, whose hash they carry.
+  const cut = deps.maxEvents === undefined ? undefined : cutAtEvents(checked.logs, deps.maxEvents);
+  const logs = cut ? checked.logs.slice(0, cut.logs) : checked.logs;
+  const to = cut ? cut.block : held ? held.blockNumber - 1n : request.to;
+  if (held || cut) for (const number of headers.keys()) if (number > to) headers.delete(number);
   const first = headers.get(from)!;
-  const last = headers.get(to)!;
+  const lastHash = cut ? logs.at(-1)!.blockHash : headers.get(to)!.hash!;
 
   const blockHashes = new Map<bigint, string>();
   if (from > 0n) blockHashes.set(from - 1n, first.parentHash.toLowerCase());
@@ -124,7 +133,7 @@ export async function fetchRange(deps: FetchDeps, request: FetchRequest): Promis
   const contexts = stakeContexts(stakeEvents, events, to);
   const { citizens, read, readFailures } = await citizensOf(deps, stakeEvents, {
     blockNumber: to,
-    blockHash: last.hash!,
+    blockHash: lastHash,
   });
   const stakes = await stakeFacts(deps, {
     stakeEvents,
@@ -146,7 +155,7 @@ export async function fetchRange(deps: FetchDeps, request: FetchRequest): Promis
   if (!(dense && (await readsGoByHash(client)))) {
     // A node without the block now (another behind a load balancer) says nothing of a change.
     const again = await behindAs(to, () => client.getBlock({ blockNumber: to }));
-    if (again.hash !== last.hash) throw new ReorgDetected(`block ${to} changed during the fetch`);
+    if (again.hash !== lastHash) throw new ReorgDetected(`block ${to} changed during the fetch`);
   }
   return {
     fromBlock: from,
@@ -157,17 +166,35 @@ export async function fetchRange(deps: FetchDeps, request: FetchRequest): Promis
     blockHashes,
     readFailures,
     logCheck,
-    held,
+    held: cut ? undefined : held,
   };
+}
+
+/**
+ * Where a range's logs (in chain order) are cut to hold at most `max` events in whole blocks:
+ * after the last block wholly within them, or after the first block with logs when that one
+ * alone holds more. Undefined when nothing needs cutting.
+ */
+export function cutAtEvents(logs: { blockNumber: bigint }[], max: number) {
+  if (logs.length <= max) return undefined;
+  const partial = logs[max]!.blockNumber;
+  let kept = max;
+  while (kept > 0 && logs[kept - 1]!.blockNumber === partial) kept--;
+  if (kept === 0) {
+    // One block past the budget goes alone, whole.
+    while (kept < logs.length && logs[kept]!.blockNumber === partial) kept++;
+    if (kept === logs.length) return undefined;
+  }
+  return { block: logs[kept - 1]!.blockNumber, logs: kept };
 }
 
 const isCitizenStake = (event: StakerEventRow) =>
   event.event === "Stake" && isCitizenAsset(event.assetType);
 
-/** The fetch stage as the roles hold it: a range in, its rows out; `admitEvents` per call. */
+/** The fetch stage as the roles hold it: a range in, its rows out; the event budget per call. */
 export type FetchStage = (
   request: FetchRequest,
-  options?: Pick<FetchDeps, "admitEvents">,
+  options?: Pick<FetchDeps, "admitEvents" | "maxEvents">,
 ) => Promise<FetchedRange>;
 
 /** Builds the fetch stage once from what it is handed (see FetchDeps). */

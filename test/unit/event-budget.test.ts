@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { EventBudget } from "../../indexer/chunk-workers/event-budget.ts";
+import { cutAtEvents } from "../../indexer/fetch/fetch-range.ts";
 
 /** Whether `promise` has settled after the pending callbacks ran. */
 async function settled(promise: Promise<unknown>) {
@@ -43,5 +44,48 @@ describe("events one worker process holds at once", () => {
     // Released twice, given back once: the budget still counts the next chunk's 10.
     const after = budget.hold();
     expect(await settled(after.admit(1_995))).toBe(false);
+  });
+});
+
+describe("a chunk worked in slices of blocks", () => {
+  test("slices start at one block and span the blocks the budget's events fill at the last density, at most doubling", () => {
+    const budget = new EventBudget(2_000);
+    expect(budget.sliceBlocks()).toBe(1);
+    budget.sliced(1, 0);
+    expect(budget.sliceBlocks()).toBe(2);
+    budget.sliced(2, 425);
+    expect(budget.sliceBlocks()).toBe(4);
+    budget.sliced(4, 1_000);
+    expect(budget.sliceBlocks()).toBe(8);
+    budget.sliced(8, 10);
+    expect(budget.sliceBlocks()).toBe(16);
+    budget.sliced(47, 20_000);
+    expect(budget.sliceBlocks()).toBe(4);
+    // A thousand blocks or more, within the budget: a thin stretch, spanned at what the budget fills.
+    budget.sliced(5_000, 500);
+    expect(budget.sliceBlocks()).toBe(20_000);
+    budget.sliced(20_000, 0);
+    expect(budget.sliceBlocks()).toBe(Number.MAX_SAFE_INTEGER);
+    budget.sliced(1, 9_000);
+    expect(budget.sliceBlocks()).toBe(1);
+  });
+});
+
+describe("a slice cut short at the budget's events", () => {
+  /** Logs in chain order: `counts[i]` of them in block 10 + i. */
+  const logsIn = (...counts: number[]) =>
+    counts.flatMap((count, index) =>
+      Array.from({ length: count }, () => ({ blockNumber: 10n + BigInt(index) })),
+    );
+
+  test("ends after the last block wholly within the budget", () => {
+    expect(cutAtEvents(logsIn(3, 0, 4, 5), 10)).toEqual({ block: 12n, logs: 7 });
+    expect(cutAtEvents(logsIn(3, 0, 4, 4, 2), 9)).toEqual({ block: 12n, logs: 7 });
+  });
+
+  test("is not cut when its events fit, and a block past the budget goes alone, whole", () => {
+    expect(cutAtEvents(logsIn(3, 0, 4, 3), 11)).toBeUndefined();
+    expect(cutAtEvents(logsIn(0, 12, 1), 10)).toEqual({ block: 11n, logs: 12 });
+    expect(cutAtEvents(logsIn(0, 12), 10)).toBeUndefined();
   });
 });
