@@ -13,7 +13,7 @@
  * `bun bench/worker-instructions.ts [--events 2000] [--chunk-size 16]` (minutes: callgrind runs
  * Bun about 50 times slower).
  */
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { drizzle } from "drizzle-orm/postgres-js";
 import type { Address } from "viem";
 import * as schema from "../db/schema.ts";
@@ -39,19 +39,45 @@ type Recording = {
 
 const keyOf = (body: string) => body.replace(/"id":\d+,?/g, "");
 
+/**
+ * A request's recorded answers as the node's answer text. A batch's answers take ids 0, 1, ... in
+ * request order: viem sorts a batch's answers by id and pairs them with its requests in order, and
+ * checks no single answer's id, so the replay need not rewrite them for the ids it is asked with.
+ */
+const answerText = (key: string, recorded: string[]) =>
+  key.startsWith("[")
+    ? `[${recorded.map((answer, i) => answer.replace('"id":0', `"id":${i}`)).join(",")}]`
+    : recorded[0]!;
+
+/** A replayed answer: its bytes and headers. */
+type Reply = { bytes: Uint8Array<ArrayBuffer>; headers: Record<string, string> };
+
 /** The node's answers to every request, recorded (`record`) or played back without a socket. */
 function nodeAnswers(mode: "record" | "replay", recording: Recording) {
   const realFetch = globalThis.fetch;
+  // Each replayed answer is made once, before the run: its bytes, as a socket gives them, and the
+  // headers anvil sends. With its Content-Length, capped-answers.ts passes it on untouched as it
+  // does the node's (without it, every answer was read as a stream, piece by piece).
+  const replies = new Map<string, Reply>();
+  if (mode === "replay") {
+    for (const [key, recorded] of Object.entries(recording.answers)) {
+      const bytes = new TextEncoder().encode(answerText(key, recorded));
+      const length = String(bytes.byteLength);
+      replies.set(key, {
+        bytes,
+        headers: { "content-type": "application/json", "content-length": length },
+      });
+    }
+  }
   globalThis.fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
     const body = String(init?.body);
     if (mode === "replay") {
-      const ids = [...body.matchAll(/"id":(\d+)/g)].map((match) => match[1]);
-      const recorded = recording.answers[keyOf(body)];
-      if (!recorded) throw new Error(`no recorded answer for ${body.slice(0, 200)}`);
-      const answers = recorded.map((answer, i) => answer.replace('"id":0', `"id":${ids[i]}`));
-      return new Response(body.startsWith("[") ? `[${answers.join(",")}]` : answers[0]);
+      const reply = replies.get(keyOf(body));
+      if (!reply) throw new Error(`no recorded answer for ${body.slice(0, 200)}`);
+      return new Response(reply.bytes, { headers: reply.headers });
     }
-    const text = await (await realFetch(input, init)).text();
+    const response = await realFetch(input, init);
+    const text = await response.text();
     const [request, answer] = [JSON.parse(body), JSON.parse(text)];
     const inOrder = Array.isArray(request)
       ? request.map(({ id }: { id: number }) =>
@@ -61,7 +87,7 @@ function nodeAnswers(mode: "record" | "replay", recording: Recording) {
     recording.answers[keyOf(body)] = inOrder.map((each: object) =>
       JSON.stringify({ ...each, id: 0 }),
     );
-    return new Response(text);
+    return new Response(text, { status: response.status, headers: response.headers });
   }) as typeof fetch;
 }
 
@@ -116,6 +142,7 @@ async function main() {
   const settings = readFlags({
     events: flag.number("2000", "300"),
     "chunk-size": flag.number("16"),
+    "record-only": flag.boolean(),
   });
   const { events: size } = settings;
   const spec = { seed: "backfill", events: size, wallets: defaultWallets(size) };
@@ -127,7 +154,9 @@ async function main() {
   nodeAnswers("record", recording);
   const events = await index(recording, ranges).finally(() => node.stop());
   const file = `${RESULTS_DIR}/node-answers-${spec.seed}-${spec.events}.json`;
+  mkdirSync(RESULTS_DIR, { recursive: true });
   writeFileSync(file, JSON.stringify(recording));
+  if (settings["record-only"]) return log(`${events} events recorded in ${file}`);
   // Each count twice: how far apart two runs of the same replay land.
   const counts = (count: number) => [1, 2].map(() => countInstructions(file, count));
   const [none, all] = [counts(0), counts(ranges.length)];
