@@ -5,13 +5,18 @@
  * that talks to sockets hangs under it. Here a scenario chain's node answers are recorded once,
  * then the fetch stage (fetch-range.ts: logs, headers, reads, rows) runs on them with `fetch`
  * replaced (no socket), and each chunk's INSERT statements are built (unnest-rows.ts) but not
- * sent: the worker's own work without the I/O. Counted twice each with no chunks and with all of
- * them; (all - none) / events is the figure. The JIT and the collector are kept on the main
- * thread (BUN_JSC_useConcurrentJIT/GC=false): on threads of their own they moved a count by 20%
- * from one run to the next, on it by 3% (both counts are printed).
+ * sent: the worker's own work without the I/O. A replayed answer is the node's bytes with anvil's
+ * headers, made before the run; the fake fetch only strips the request's ids to find it. Counted
+ * twice each with no chunks and with all of them; (all - none) / events is the figure. The JIT and
+ * the collector are kept on the main thread (BUN_JSC_useConcurrentJIT/GC=false): on threads of
+ * their own they moved a count by 20% from one run to the next, on it by 3% (both counts are
+ * printed). The JIT's compiling and the code's cold runs are in the figure: about 30% of it at
+ * 2,000 events (a second pass over the same chunks in one process costs that much less).
  *
- * `bun bench/worker-instructions.ts [--events 2000] [--chunk-size 16]` (minutes: callgrind runs
- * Bun about 50 times slower).
+ * `bun bench/worker-instructions.ts [--events 2000] [--chunk-size 16] [--record-only]` (minutes:
+ * callgrind runs Bun about 50 times slower). A hotspot picture of the same work, without
+ * callgrind: `bun --cpu-prof bench/worker-instructions.ts --replay <recording> <chunks> [passes]`
+ * on the recording it writes to bench/results/.
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { drizzle } from "drizzle-orm/postgres-js";
