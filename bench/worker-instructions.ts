@@ -5,15 +5,20 @@
  * that talks to sockets hangs under it. Here a scenario chain's node answers are recorded once,
  * then the fetch stage (fetch-range.ts: logs, headers, reads, rows) runs on them with `fetch`
  * replaced (no socket), and each chunk's INSERT statements are built (unnest-rows.ts) but not
- * sent: the worker's own work without the I/O. Counted twice each with no chunks and with all of
- * them; (all - none) / events is the figure. The JIT and the collector are kept on the main
- * thread (BUN_JSC_useConcurrentJIT/GC=false): on threads of their own they moved a count by 20%
- * from one run to the next, on it by 3% (both counts are printed).
+ * sent: the worker's own work without the I/O. A replayed answer is the node's bytes with anvil's
+ * headers, made before the run; the fake fetch only strips the request's ids to find it. Counted
+ * twice each with no chunks and with all of them; (all - none) / events is the figure. The JIT and
+ * the collector are kept on the main thread (BUN_JSC_useConcurrentJIT/GC=false): on threads of
+ * their own they moved a count by 20% from one run to the next, on it by 3% (both counts are
+ * printed). The JIT's compiling and the code's cold runs are in the figure: about 30% of it at
+ * 2,000 events (a second pass over the same chunks in one process costs that much less).
  *
- * `bun bench/worker-instructions.ts [--events 2000] [--chunk-size 16]` (minutes: callgrind runs
- * Bun about 50 times slower).
+ * `bun bench/worker-instructions.ts [--events 2000] [--chunk-size 16] [--record-only]` (minutes:
+ * callgrind runs Bun about 50 times slower). A hotspot picture of the same work, without
+ * callgrind: `bun --cpu-prof bench/worker-instructions.ts --replay <recording> <chunks> [passes]`
+ * on the recording it writes to bench/results/.
  */
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { drizzle } from "drizzle-orm/postgres-js";
 import type { Address } from "viem";
 import * as schema from "../db/schema.ts";
@@ -39,19 +44,45 @@ type Recording = {
 
 const keyOf = (body: string) => body.replace(/"id":\d+,?/g, "");
 
+/**
+ * A request's recorded answers as the node's answer text. A batch's answers take ids 0, 1, ... in
+ * request order: viem sorts a batch's answers by id and pairs them with its requests in order, and
+ * checks no single answer's id, so the replay need not rewrite them for the ids it is asked with.
+ */
+const answerText = (key: string, recorded: string[]) =>
+  key.startsWith("[")
+    ? `[${recorded.map((answer, i) => answer.replace('"id":0', `"id":${i}`)).join(",")}]`
+    : recorded[0]!;
+
+/** A replayed answer: its bytes and headers. */
+type Reply = { bytes: Uint8Array<ArrayBuffer>; headers: Record<string, string> };
+
 /** The node's answers to every request, recorded (`record`) or played back without a socket. */
 function nodeAnswers(mode: "record" | "replay", recording: Recording) {
   const realFetch = globalThis.fetch;
+  // Each replayed answer is made once, before the run: its bytes, as a socket gives them, and the
+  // headers anvil sends. With its Content-Length, capped-answers.ts passes it on untouched as it
+  // does the node's (without it, every answer was read as a stream, piece by piece).
+  const replies = new Map<string, Reply>();
+  if (mode === "replay") {
+    for (const [key, recorded] of Object.entries(recording.answers)) {
+      const bytes = new TextEncoder().encode(answerText(key, recorded));
+      const length = String(bytes.byteLength);
+      replies.set(key, {
+        bytes,
+        headers: { "content-type": "application/json", "content-length": length },
+      });
+    }
+  }
   globalThis.fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
     const body = String(init?.body);
     if (mode === "replay") {
-      const ids = [...body.matchAll(/"id":(\d+)/g)].map((match) => match[1]);
-      const recorded = recording.answers[keyOf(body)];
-      if (!recorded) throw new Error(`no recorded answer for ${body.slice(0, 200)}`);
-      const answers = recorded.map((answer, i) => answer.replace('"id":0', `"id":${ids[i]}`));
-      return new Response(body.startsWith("[") ? `[${answers.join(",")}]` : answers[0]);
+      const reply = replies.get(keyOf(body));
+      if (!reply) throw new Error(`no recorded answer for ${body.slice(0, 200)}`);
+      return new Response(reply.bytes, { headers: reply.headers });
     }
-    const text = await (await realFetch(input, init)).text();
+    const response = await realFetch(input, init);
+    const text = await response.text();
     const [request, answer] = [JSON.parse(body), JSON.parse(text)];
     const inOrder = Array.isArray(request)
       ? request.map(({ id }: { id: number }) =>
@@ -61,7 +92,7 @@ function nodeAnswers(mode: "record" | "replay", recording: Recording) {
     recording.answers[keyOf(body)] = inOrder.map((each: object) =>
       JSON.stringify({ ...each, id: 0 }),
     );
-    return new Response(text);
+    return new Response(text, { status: response.status, headers: response.headers });
   }) as typeof fetch;
 }
 
@@ -116,6 +147,7 @@ async function main() {
   const settings = readFlags({
     events: flag.number("2000", "300"),
     "chunk-size": flag.number("16"),
+    "record-only": flag.boolean(),
   });
   const { events: size } = settings;
   const spec = { seed: "backfill", events: size, wallets: defaultWallets(size) };
@@ -127,7 +159,9 @@ async function main() {
   nodeAnswers("record", recording);
   const events = await index(recording, ranges).finally(() => node.stop());
   const file = `${RESULTS_DIR}/node-answers-${spec.seed}-${spec.events}.json`;
+  mkdirSync(RESULTS_DIR, { recursive: true });
   writeFileSync(file, JSON.stringify(recording));
+  if (settings["record-only"]) return log(`${events} events recorded in ${file}`);
   // Each count twice: how far apart two runs of the same replay land.
   const counts = (count: number) => [1, 2].map(() => countInstructions(file, count));
   const [none, all] = [counts(0), counts(ranges.length)];
@@ -140,10 +174,14 @@ async function main() {
 }
 
 if (Bun.argv[2] === "--replay") {
-  const [file, count] = Bun.argv.slice(3) as [string, string];
+  // `--replay <file> <count> [passes]`: passes > 1 replays the chunks again in the same process
+  // (fresh caches, warm code), for the cost of an event once the JIT has compiled the path.
+  const [file, count, passes = "1"] = Bun.argv.slice(3) as [string, string, string?];
   const recording = JSON.parse(readFileSync(file, "utf8")) as Recording;
   nodeAnswers("replay", recording);
-  console.log(await index(recording, recording.ranges.slice(0, Number(count))));
+  for (let pass = 0; pass < Number(passes); pass++) {
+    console.log(await index(recording, recording.ranges.slice(0, Number(count))));
+  }
   process.exit(0);
 } else {
   runMain(main);

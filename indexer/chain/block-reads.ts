@@ -12,6 +12,7 @@ import {
   type ContractFunctionArgs,
   type ContractFunctionName,
   decodeFunctionResult,
+  type Hex,
   type PublicClient,
   type ReadContractReturnType,
   type StateOverride,
@@ -76,7 +77,9 @@ const VIEWS_PER_BATCH = 100;
 interface Pending {
   at: BlockAt;
   calls: ViewCall[];
-  settle: ((value: Promise<unknown>) => void)[];
+  /** Each call's calldata, made once when the call was asked (it is also the call's key). */
+  data: Hex[];
+  settle: ((value: unknown) => void)[];
 }
 
 export function createBlockReads(
@@ -96,27 +99,35 @@ export function createBlockReads(
     pending.delete(block);
     const answers = readStaticCalls(
       client,
-      batch.calls.map((call) => ({ to: call.address, data: calldataOf(call) })),
+      batch.calls.map((call, i) => ({ to: call.address, data: batch.data[i]! })),
       batch.at,
       batching === "views" ? VIEWS_PER_BATCH : STATIC_CALL_BATCH.callsPerBatch,
       stateOverride,
     );
-    batch.settle.forEach((settle, i) => {
-      const call = batch.calls[i]!;
-      settle(
-        answers.then((returned) => {
-          const answer = returned[i];
-          const value = answer === undefined ? undefined : decodeView(call, answer);
-          return value !== undefined ? value : readOne(call, batch.at);
-        }),
-      );
-    });
+    // One continuation for the whole batch, each call settled from it in turn.
+    answers.then(
+      (returned) => {
+        batch.settle.forEach((settle, i) => {
+          const call = batch.calls[i]!;
+          try {
+            const answer = returned[i];
+            const value = answer === undefined ? undefined : decodeView(call, answer);
+            settle(value !== undefined ? value : readOne(call, batch.at));
+          } catch (error) {
+            settle(Promise.reject(error));
+          }
+        });
+      },
+      (error: unknown) => {
+        for (const settle of batch.settle) settle(Promise.reject(error));
+      },
+    );
   };
 
-  const schedule = (block: string, at: BlockAt, call: ViewCall): Promise<unknown> => {
+  const schedule = (block: string, at: BlockAt, call: ViewCall, data: Hex): Promise<unknown> => {
     let batch = pending.get(block);
     if (!batch) {
-      const opened: Pending = { at, calls: [], settle: [] };
+      const opened: Pending = { at, calls: [], data: [], settle: [] };
       batch = opened;
       pending.set(block, opened);
       // A macrotask, as viem's batching waits: the reads a stake makes after its first ones
@@ -124,6 +135,7 @@ export function createBlockReads(
       setTimeout(() => flush(block, opened), 0);
     }
     batch.calls.push(call);
+    batch.data.push(data);
     const { settle } = batch;
     return new Promise<unknown>((resolve) => settle.push(resolve));
   };
@@ -134,10 +146,11 @@ export function createBlockReads(
       const call: ViewCall = { address, abi, functionName, args: args as readonly unknown[] };
       const at: BlockAt = { blockNumber, blockHash };
       const block = `${blockNumber}/${blockHash}`;
-      const key = `${address.toLowerCase()}@${block}:${calldataOf(call)}`;
+      const data = calldataOf(call);
+      const key = `${address.toLowerCase()}@${block}:${data}`;
       let value = made.get(key);
       if (!value) {
-        value = batching === "alone" ? readOne(call, at) : schedule(block, at, call);
+        value = batching === "alone" ? readOne(call, at) : schedule(block, at, call, data);
         made.set(key, value);
       }
       return value as never;

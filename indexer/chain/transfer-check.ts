@@ -48,8 +48,9 @@ export async function checkStakerTransfersLogged(
   }
 
   const demand = new Map<Hex, { blockNumber: bigint; blockHash: Hex; keys: Map<string, number> }>();
+  const staker = pad(contracts.staker);
   for (const transfer of transfers) {
-    const key = transferKey(transfer, contracts);
+    const key = transferKey(transfer, contracts, staker);
     if (key === undefined) continue;
     const tx = transfer.transactionHash.toLowerCase() as Hex;
     const entry = demand.get(tx) ?? {
@@ -128,11 +129,10 @@ export async function fetchStakerTransfers(
     "the Transfers of the staker's tokens",
   );
   const staker = pad(contracts.staker);
-  return transfers.filter((transfer) => {
+  return transfers.filter(({ topics }) => {
     // A Transfer with unindexed parties has another shape: no token the staker names logs one.
-    if (transfer.topics.length < 3) return false;
-    const [, sender, recipient] = transfer.topics.map((topic) => topic.toLowerCase());
-    return sender === staker || recipient === staker;
+    if (topics.length < 3) return false;
+    return topics[1]!.toLowerCase() === staker || topics[2]!.toLowerCase() === staker;
   });
 }
 
@@ -155,11 +155,20 @@ function stakerLogKeys(log: StakerLog, contracts: StakerContracts): string[] {
   return keys;
 }
 
-/** The staker log a transfer into or out of the staker needs in its transaction. */
-function transferKey(transfer: RpcLog, contracts: StakerContracts): string | undefined {
+/**
+ * The staker log a transfer into or out of the staker needs in its transaction (`staker`: the
+ * staker's address as a topic, made once per check).
+ */
+function transferKey(
+  transfer: RpcLog,
+  contracts: StakerContracts,
+  staker: Hex,
+): string | undefined {
   const token = transfer.address.toLowerCase() as Address;
-  const staker = pad(contracts.staker);
-  const [, from, to, id] = transfer.topics.map((topic) => topic.toLowerCase());
+  const { topics } = transfer;
+  const from = topics[1]?.toLowerCase();
+  const to = topics[2]?.toLowerCase();
+  const id = topics[3];
   // A transfer from the staker to itself moves nothing.
   if (from === staker && to === staker) return undefined;
   const direction = to === staker ? "in" : "out";

@@ -6,7 +6,7 @@ import {
   getAbiItem,
   type Hex,
 } from "viem";
-import { type PreparedCall, prepareCall } from "./prepared-call.ts";
+import { PREPARED_TYPES, type PreparedCall, prepareCall } from "./prepared-call.ts";
 
 /** One view call, its ABI and arguments. */
 export interface ViewCall {
@@ -16,7 +16,7 @@ export interface ViewCall {
   args: readonly unknown[];
 }
 
-/** The calldata of a call, prepared where its arguments are words (prepared-call.ts). */
+/** The calldata of a call, prepared where its arguments are words or strings (prepared-call.ts). */
 export function calldataOf(call: ViewCall): Hex {
   return codecOf(call).calldata(call.args);
 }
@@ -54,14 +54,13 @@ function codecOf(call: ViewCall): Codec {
 function makeCodec(abi: Abi, functionName: string): Codec {
   const item = getAbiItem({ abi, name: functionName });
   const outputs = item?.type === "function" ? item.outputs : [];
-  const wordArgs =
-    item?.type === "function" &&
-    item.inputs.every((input) => input.type === "uint256" || input.type === "address");
-  const prepared: PreparedCall | undefined = wordArgs
+  const preparable =
+    item?.type === "function" && item.inputs.every((input) => PREPARED_TYPES.has(input.type));
+  const prepared: PreparedCall | undefined = preparable
     ? prepareCall(abi, functionName as never)
     : undefined;
   const calldata = prepared
-    ? (args: readonly unknown[]) => prepared(args as readonly (bigint | Address)[])
+    ? (args: readonly unknown[]) => prepared(args as readonly (bigint | Address | string)[])
     : (args: readonly unknown[]) => encodeFunctionData({ abi, functionName, args } as never);
   const fast = fastDecoder(outputs.map((output) => output.type));
   if (fast) return { calldata, decode: (_, returnData) => fast(returnData) };

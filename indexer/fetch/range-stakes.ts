@@ -133,29 +133,37 @@ export async function stakeFacts(
   );
   const explainedOf = new Map(unproven.map((stake, i) => [stake, explained[i]!]));
 
-  return Promise.all(
-    stakes.map(async (stake, i) => {
-      const proof = proofs[i]!;
-      const input = {
-        event: stake.event,
-        citizen: stake.citizen,
-        ...(proof.proven
-          ? { reads: proof.reads, laterBonus: proof.laterBonus }
-          : { ...explainedOf.get(stake)!, laterBonus: stake.context.laterBonusInBlock }),
-      };
-      try {
-        return buildCitizenStake(input);
-      } catch (error) {
-        if (!(error instanceof AmbiguousHandClaim)) throw error;
-        const handFlag = await readHandFlag(deps.client, deps.contracts.staker, {
-          transactionHash: stake.event.transactionHash as Hex,
-          citizenId: stake.event.citizenId!,
-          occurrence: stake.context.occurrenceInTransaction,
-        });
-        return buildCitizenStake({ ...input, handFlag });
-      }
-    }),
-  );
+  // Built in one pass; only a stake whose hand claim is ambiguous waits, for its flag's read.
+  const handClaims: Promise<void>[] = [];
+  const rows = stakes.map((stake, i): CitizenStakeRow | undefined => {
+    const proof = proofs[i]!;
+    const input = {
+      event: stake.event,
+      citizen: stake.citizen,
+      ...(proof.proven
+        ? { reads: proof.reads, laterBonus: proof.laterBonus }
+        : { ...explainedOf.get(stake)!, laterBonus: stake.context.laterBonusInBlock }),
+    };
+    try {
+      return buildCitizenStake(input);
+    } catch (error) {
+      if (!(error instanceof AmbiguousHandClaim)) throw error;
+      const handFlag = readHandFlag(deps.client, deps.contracts.staker, {
+        transactionHash: stake.event.transactionHash as Hex,
+        citizenId: stake.event.citizenId!,
+        occurrence: stake.context.occurrenceInTransaction,
+      });
+      const claim = handFlag.then((flag) => {
+        rows[i] = buildCitizenStake({ ...input, handFlag: flag });
+      });
+      // Observed here too: a later stake's throw leaves this map before anything awaits it.
+      claim.catch(() => {});
+      handClaims.push(claim);
+      return undefined;
+    }
+  });
+  await Promise.all(handClaims);
+  return rows as CitizenStakeRow[];
 }
 
 /**

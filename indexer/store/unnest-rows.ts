@@ -129,7 +129,9 @@ function arrayLiteral(values: readonly unknown[], column: Column): string {
       continue;
     }
     const text = String(column.mapToDriverValue(value));
-    literal += `"${text.replace(ARRAY_SPECIAL, "\\$&")}"`;
+    // Most values (numbers, hashes, addresses) hold neither: looking is cheaper than replacing.
+    const special = text.includes('"') || text.includes("\\");
+    literal += `"${special ? text.replace(ARRAY_SPECIAL, "\\$&") : text}"`;
   }
   return `${literal}}`;
 }
