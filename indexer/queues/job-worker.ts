@@ -29,15 +29,19 @@ export function createJobWorker<Data, Result>(
 /**
  * The job a worker no longer holds, when `error` says it lost one (undefined otherwise): its lock
  * lapsed (the process was paused, or the job outlived JOB_LOCK_MS unrenewed), or Redis failed
- * over to a replica that never saw the job taken. BullMQ says so two ways: a renewal that failed
- * ("could not renew lock for job <id>", an Error with no code, so its words are all there is to
- * match) and a finish it refuses (JobLockNotExist, JobLockMismatch). The job runs again (stalled,
- * or still waiting on the new primary), and its writes are idempotent: a warning, not a fault.
+ * over to a replica that never saw the job taken, or never saw the job at all. BullMQ says so
+ * two ways: a renewal that failed ("could not renew lock for job <id>", an Error with no code,
+ * so its words are all there is to match) and a finish it refuses (JobLockNotExist,
+ * JobLockMismatch, and JobNotExist, "Missing key for job <id>", when the new primary lacks the
+ * job: seen after a Sentinel failover under load). The job runs again (stalled, or still waiting
+ * on the new primary), or, gone, the reconciler queues its range anew once nothing is pending
+ * (docs/decisions/no-lost-work.md); its writes are idempotent: a warning, not a fault.
  */
 export function lostLockJob(error: unknown): string | undefined {
   if (!(error instanceof Error)) return undefined;
   const code = (error as { code?: unknown }).code;
   const lost =
+    code === ErrorCode.JobNotExist ||
     code === ErrorCode.JobLockNotExist ||
     code === ErrorCode.JobLockMismatch ||
     (code === undefined && error.message.startsWith("could not renew lock for job "));
@@ -64,7 +68,7 @@ export function createLostLockReporter(log: Logger): (error: unknown) => boolean
     said.set(job, now);
     log.warn(
       { job, err: (error as Error).message },
-      "a worker lost its lock on a job (paused, or cut off from Redis, past JOB_LOCK_MS); the job runs again",
+      "a worker lost its lock on a job (paused, or cut off from Redis, past JOB_LOCK_MS, or Redis failed over); the job or its range runs again",
     );
     return true;
   };
