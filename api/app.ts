@@ -43,6 +43,11 @@ import { createResponseCache } from "./response-cache.ts";
 
 export interface ApiSettings {
   rateLimitPerMinute: number;
+  /**
+   * The window a token may make rateLimitPerMinute requests in: a minute unless set (tests
+   * shorten it rather than wait a minute out).
+   */
+  rateLimitWindowMs?: number;
   readyMaxLagBlocks: number;
   /** Redis keys (the rate limiter's) go under this prefix. */
   keyPrefix: string;
@@ -130,14 +135,14 @@ export function createApp({
   const limiter = createRateLimiter({
     redis,
     keyPrefix: settings.keyPrefix,
-    perMinute: settings.rateLimitPerMinute,
+    perWindow: settings.rateLimitPerMinute,
+    windowMs: settings.rateLimitWindowMs,
     log,
   });
   // Closed on stop too: the uses noted since the last flush are written.
   const usage = createTokenUsage({ db: primary, flushEveryMs: settings.tokenUsageFlushMs, log });
   const { admit, judged } = createAdmission({
     limiter,
-    rateLimitPerMinute: settings.rateLimitPerMinute,
     usage,
     revoked: revocations.has,
   });

@@ -3,6 +3,7 @@
  * an RFC 9457 problem document; app.ts turns any thrown one into the response.
  */
 import { t } from "elysia";
+import { RATE_WINDOW_MS, type RateLimit } from "./modules/auth/rate-limit.ts";
 
 const PROBLEM_BASE = "https://citizen-staking.dev/problems/";
 
@@ -111,8 +112,10 @@ export class RateLimited extends Problem {
   readonly status = 429;
   readonly title = "Too many requests";
   readonly slug = "rate-limited";
-  constructor(limitPerMinute: number, retryAfterSeconds: number) {
-    super(`this token may make ${limitPerMinute} requests a minute`);
+  constructor(limit: RateLimit, retryAfterSeconds: number) {
+    const window =
+      limit.windowMs === RATE_WINDOW_MS ? "a minute" : `every ${limit.windowMs / 1000} s`;
+    super(`this token may make ${limit.perWindow} requests ${window}`);
     this.headers["retry-after"] = String(retryAfterSeconds);
   }
 }

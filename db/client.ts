@@ -8,6 +8,8 @@ export interface DatabaseOptions {
   max?: number;
   /** Seconds to wait for a connection before a query fails (the API turns that into a 503). */
   connectTimeout?: number;
+  /** Seconds a connection may sit unused before it is closed; unset, it stays open. */
+  idleTimeout?: number;
 }
 
 /**
@@ -59,6 +61,7 @@ export function createDatabase(url: string, options: DatabaseOptions = {}) {
   const client = postgres(url, {
     max: options.max ?? 4,
     connect_timeout: options.connectTimeout ?? 10,
+    ...(options.idleTimeout !== undefined && { idle_timeout: options.idleTimeout }),
     backoff: reconnectDelaySeconds,
     onnotice: () => {},
     connection: {

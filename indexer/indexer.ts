@@ -61,6 +61,11 @@ export interface IndexerOptions {
   /** Staker events this process's chunk jobs work on at once (EVENTS_IN_FLIGHT). */
   eventsInFlight?: number;
   rpcTimeoutMs?: number;
+  /**
+   * Seconds a Postgres connection may sit unused before it is closed; unset, the pool keeps what
+   * it opened (up to CONCURRENCY + 2). Tests set it: a file holds several indexers at once.
+   */
+  databaseIdleSeconds?: number;
   /** This process's JSON-RPC calls per second over HTTP (RPC_MAX_REQUESTS_PER_SECOND); unset: no cap. */
   rpcMaxRequestsPerSecond?: number;
   /**
@@ -95,7 +100,10 @@ export async function createIndexer(options: IndexerOptions) {
       ? await openCheckNode(options.checkRpcUrl, chainId, options)
       : undefined;
   const contracts = await discoverContracts(client, options.staker);
-  const database = createDatabase(options.databaseUrl, { max: options.concurrency + 2 });
+  const database = createDatabase(options.databaseUrl, {
+    max: options.concurrency + 2,
+    idleTimeout: options.databaseIdleSeconds,
+  });
   const store = countingRollbacks(createIndexerStore(database.db), metrics);
   const redis = openRedis(options.redis, "queues");
   const queues = options.readOnly

@@ -68,16 +68,26 @@ async function ensureTemplate(admin: postgres.Sql, server: string): Promise<stri
  */
 export async function createScratchDatabase(label = "test", server = ADMIN_URL) {
   const name = `cs_${label}_${process.pid}_${Math.random().toString(36).slice(2, 8)}`.toLowerCase();
+  // Closed between create and drop: a test file holds several scratch databases at once, and
+  // the suite's files together once came within 9 of the server's 100 connections.
   const admin = postgres(server, { max: 2, onnotice: () => {} });
-  const template = await ensureTemplate(admin, server);
-  await admin.unsafe(`create database "${name}" template "${template}"`);
+  try {
+    const template = await ensureTemplate(admin, server);
+    await admin.unsafe(`create database "${name}" template "${template}"`);
+  } finally {
+    await admin.end({ timeout: 5 });
+  }
   const url = withDatabase(server, name);
   return {
     name,
     url,
     async drop() {
-      await admin.unsafe(`drop database if exists "${name}" with (force)`);
-      await admin.end({ timeout: 5 });
+      const dropper = postgres(server, { max: 1, onnotice: () => {} });
+      try {
+        await dropper.unsafe(`drop database if exists "${name}" with (force)`);
+      } finally {
+        await dropper.end({ timeout: 5 });
+      }
     },
   };
 }

@@ -16,7 +16,7 @@ import { type HealthRecords, isFatal } from "../reports/health.ts";
 import { type ChunkDeps, indexRange } from "./index-range.ts";
 
 /** How long a chunk that met a node behind its blocks waits before it asks again. */
-const NODE_BEHIND_RETRY_MS = 2_000;
+export const NODE_BEHIND_RETRY_MS = 2_000;
 
 export interface ChunkWorkersDeps {
   deps: ChunkDeps;

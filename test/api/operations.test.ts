@@ -170,6 +170,8 @@ describe("rate limit", () => {
       const retryAfter = Number(response.headers.get("retry-after"));
       expect(retryAfter).toBeGreaterThanOrEqual(1);
       expect(retryAfter).toBeLessThanOrEqual(60);
+      // No window set: the operator's limit per minute.
+      expect((await json<ProblemBody>(response)).detail).toContain("3 requests a minute");
       const other = await createToken(api.db, "other");
       const fresh = await limited.request(path, {
         headers: { authorization: `Bearer ${other.token}` },

@@ -10,11 +10,13 @@ import { and, eq } from "drizzle-orm";
 import type { Address } from "viem";
 import { stakedCitizens } from "../../db/schema.ts";
 import { SeededRandom } from "../../devnet/random.ts";
+import { NODE_BEHIND_RETRY_MS } from "../../indexer/chunk-workers/chunk-workers.ts";
 import { createApiHarness } from "../api/support.ts";
 import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
 import { indexDevnet, startTestIndexer, type TestIndexer } from "../support/indexer.ts";
 import { startLyingNode } from "../support/lying-node.ts";
 import { stakingActions } from "../support/staking.ts";
+import { LOADED_MACHINE_MS } from "../support/time.ts";
 
 const WALLET: Address = "0x000000000000000000000000000000000000b0b1";
 
@@ -212,12 +214,17 @@ describe("a node behind the chain is waited for, never rolled back", () => {
     await harness.indexer.enqueueBackfill({ startBlock: devnet.deployment.deployBlock, to: head });
     node.lagBehind({ behind: { head: head - 8n } });
     await harness.indexer.start({ follow: false });
-    await Bun.sleep(3_000);
+    // Two waits, not a fixed sleep: the job found the node behind, was retried, and found it
+    // behind again; neither attempt failed it.
+    const waits = () =>
+      metric(harness, "citizen_staking_node_behind_waits_total", '{queue="chunks"}');
+    const deadline = Date.now() + NODE_BEHIND_RETRY_MS + LOADED_MACHINE_MS;
+    while ((await waits()) < 2) {
+      if (Date.now() > deadline) throw new Error("the chunk job never waited twice for the node");
+      await Bun.sleep(50);
+    }
     expect(await metric(harness, "citizen_staking_job_failures_total")).toBe(0);
     expect(await damage(harness)).toEqual({ rollbacks: 0, failing: [] });
-    expect(
-      await metric(harness, "citizen_staking_node_behind_waits_total", '{queue="chunks"}'),
-    ).toBeGreaterThan(0);
     expect((await harness.indexer.store.checkpoint())!.indexedBlock).toBeLessThan(head);
 
     node.lagBehind(undefined);

@@ -50,40 +50,59 @@ describe("a chunk whose worker dies is retried, however often", () => {
     return harness;
   };
 
-  /** Starts workers one after another, each killed (-9) once it hangs in the chunk's getLogs. */
+  /** Waits until `worker` hangs in the chunk's getLogs (a request held beyond `before`). */
+  const untilHolding = async (
+    worker: ReturnType<typeof startCommand>,
+    before: number,
+    which: string,
+  ) => {
+    const deadline = Date.now() + RETAKE_MS;
+    while (proxy.held() === before) {
+      if (Date.now() > deadline || worker.child.exitCode !== null) {
+        worker.child.kill("SIGKILL");
+        throw new Error(
+          `${which} never asked for the chunk's logs; output:\n${worker.lines.join("\n")}`,
+        );
+      }
+      await Bun.sleep(25);
+    }
+  };
+
+  /**
+   * Kills (-9) `kills` workers in a row, each once it hangs in the chunk's getLogs, and returns
+   * the worker that takes the chunk after the last kill, running. Each successor starts before
+   * its predecessor dies, as other workers are up in a deployment: its start overlaps the wait
+   * for the dead worker's lock to lapse, and only the chunk's return can hand it the chunk.
+   */
   const killWorkersHoldingTheChunk = async (
     env: Record<string, string>,
     kills: number,
     command: "worker" | "follow" = "worker",
   ) => {
     proxy.holdMethods(["eth_getLogs"]);
+    let worker = startCommand(["scripts/cli.ts", command], env);
+    await untilHolding(worker, proxy.held(), "worker 1");
     for (let kill = 1; kill <= kills; kill++) {
+      const successor = startCommand(["scripts/cli.ts", command], env);
       const before = proxy.held();
-      const worker = startCommand(["scripts/cli.ts", command], env);
-      const deadline = Date.now() + RETAKE_MS;
-      while (proxy.held() === before) {
-        if (Date.now() > deadline || worker.child.exitCode !== null) {
-          worker.child.kill("SIGKILL");
-          throw new Error(
-            `worker ${kill} never asked for the chunk's logs; output:\n${worker.lines.join("\n")}`,
-          );
-        }
-        await Bun.sleep(25);
-      }
       worker.child.kill("SIGKILL");
       await worker.child.exited;
+      worker = successor;
+      // The last successor completes the chunk: it is released below, whenever it asks.
+      if (kill < kills) await untilHolding(worker, before, `worker ${kill + 1}`);
     }
     proxy.releaseHeld();
+    return worker;
   };
 
-  /** Runs one more worker until `done`, with no operator; fails naming the failed jobs. */
+  /** Runs `last` (or one more worker) until `done`, with no operator; fails naming the failed jobs. */
   const lastWorkerUntil = async (
     harness: TestIndexer,
     env: Record<string, string>,
     done: () => Promise<boolean>,
     command: "worker" | "follow" = "worker",
+    last = startCommand(["scripts/cli.ts", command], env),
   ) => {
-    const last = startCommand(["scripts/cli.ts", command], env);
     try {
       const deadline = Date.now() + RETAKE_MS + 30_000;
       while (!(await done())) {
@@ -106,12 +125,13 @@ describe("a chunk whose worker dies is retried, however often", () => {
     const head = await devnet.client.getBlockNumber();
     await harness.indexer.enqueueBackfill({ startBlock: devnet.deployment.deployBlock, to: head });
     const env = harness.cliEnv({ JOB_LOCK_MS: String(LOCK_MS), CONCURRENCY: "1" });
-    await killWorkersHoldingTheChunk(env, kills, command);
+    const last = await killWorkersHoldingTheChunk(env, kills, command);
     await lastWorkerUntil(
       harness,
       env,
       async () => (await harness.indexer.store.checkpoint())?.indexedBlock === head,
       command,
+      last,
     );
     expect(await harness.mismatches()).toEqual([]);
   };
@@ -141,9 +161,14 @@ describe("a chunk whose worker dies is retried, however often", () => {
     const requestedAt = Date.now();
     await enqueueRange(harness.indexer.queues.chunks, from, head, 100_000, true, requestedAt);
     const id = chunkJobId(from, head, true, requestedAt);
-    await killWorkersHoldingTheChunk(env, MAX_STALLED_COUNT + 1);
-    await lastWorkerUntil(harness, env, async () =>
-      ["unknown", "completed"].includes(await harness.indexer.queues.chunks.getJobState(id)),
+    const last = await killWorkersHoldingTheChunk(env, MAX_STALLED_COUNT + 1);
+    await lastWorkerUntil(
+      harness,
+      env,
+      async () =>
+        ["unknown", "completed"].includes(await harness.indexer.queues.chunks.getJobState(id)),
+      "worker",
+      last,
     );
     expect(await harness.mismatches()).toEqual([]);
   }, 300_000);

@@ -20,20 +20,20 @@ import { createScratchDatabase } from "../../scratch/database.ts";
 import { openStream } from "../api/stream-client.ts";
 import { pollApi } from "../support/api-poller.ts";
 import { runCommand, startCommand } from "../support/commands.ts";
-import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
 import {
   DOWN_AFTER_MS,
   PASSWORDS,
   type RedisFleet,
   startRedisFleet,
 } from "../support/redis-sentinel.ts";
+import { type ScenarioChain, startScenarioChain } from "../support/scenario-chain.ts";
 import { LOADED_MACHINE_MS } from "../support/time.ts";
 
 const PREFIX = "cs-failover";
 const SECRET = "sentinelSecret4d9e2a";
 
 let fleet: RedisFleet;
-let devnet: ScenarioDevnet;
+let devnet: ScenarioChain;
 let database: Awaited<ReturnType<typeof createScratchDatabase>>;
 let checks: ReturnType<typeof createDatabase>;
 const running: ReturnType<typeof startCommand>[] = [];
@@ -41,7 +41,8 @@ const running: ReturnType<typeof startCommand>[] = [];
 beforeAll(async () => {
   [fleet, devnet, database] = await Promise.all([
     startRedisFleet(),
-    startScenarioDevnet({ events: 150, seed: "redis-failover" }),
+    // Read, never added to (empty blocks aside): the cached chain, not a fresh replay.
+    startScenarioChain({ events: 150, seed: "redis-failover" }),
     createScratchDatabase("failover"),
   ]);
   // Empty blocks make many small chunks: the backfill is still running when the primary dies.

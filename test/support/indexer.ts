@@ -8,6 +8,9 @@ import { createScratchRedisPrefix } from "../../scratch/redis.ts";
 import { runCommand } from "./commands.ts";
 import type { DevnetChain } from "./scenario-chain.ts";
 
+/** Seconds a harness's Postgres connection stays open unused. */
+const IDLE_SECONDS = 2;
+
 export class IndexerStalled extends Error {
   override name = "IndexerStalled";
 }
@@ -42,6 +45,9 @@ export async function startTestIndexer(input: {
     // Scenario devnets never reorg unless a test says so: chunk jobs may index up to the head.
     // Tests of reorgs pass `finalityDepth: undefined` (the node's finalized tag) or their own.
     finalityDepth: 0,
+    // A file keeps its harnesses until afterAll: idle ones give their connections back, so the
+    // suite's files at once stay well under Postgres's 100.
+    databaseIdleSeconds: IDLE_SECONDS,
     ...input.options,
   };
   const indexers: Indexer[] = [];
@@ -51,8 +57,9 @@ export async function startTestIndexer(input: {
     return indexer;
   };
   const indexer = await open();
-  // Checks read the tables directly, whatever route the indexer itself takes.
-  const checkDatabase = createDatabase(database.url, { max: 2 });
+  // Checks read the tables directly, whatever route the indexer itself takes; one connection
+  // pipelines them.
+  const checkDatabase = createDatabase(database.url, { max: 1, idleTimeout: IDLE_SECONDS });
   const checks = createIndexerStore(checkDatabase.db);
   return {
     indexer,

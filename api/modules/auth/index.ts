@@ -48,7 +48,6 @@ export function authentication() {
 
 export interface AdmissionDependencies {
   limiter: RateLimiter;
-  rateLimitPerMinute: number;
   usage: TokenUsage;
   /**
    * Whether the primary announced this token revoked (revocations.ts): a statement read from a
@@ -86,7 +85,6 @@ export interface Admission {
 
 export function createAdmission({
   limiter,
-  rateLimitPerMinute,
   usage,
   revoked = () => false,
 }: AdmissionDependencies): Admission {
@@ -99,7 +97,7 @@ export function createAdmission({
     if (revoked(check.tokenId)) throw new Unauthorized(REFUSALS.revoked, true);
     if (!count) return;
     const decision = limiter.hit(check.tokenId);
-    if (!decision.allowed) throw new RateLimited(rateLimitPerMinute, decision.retryAfterSeconds);
+    if (!decision.allowed) throw new RateLimited(limiter.limit, decision.retryAfterSeconds);
     usage.used(check.tokenId);
   };
   return { admit, judged: (set) => judgedSets.has(set) };

@@ -1,14 +1,14 @@
 /**
- * Per-token fixed-window rate limit (one window a minute) that never waits on Redis. Each
+ * Per-token fixed-window rate limit (one window a minute unless set) that never waits on Redis. Each
  * instance decides from its own counts: what Redis reported at the last sync, plus what it has
  * admitted since. In the background, every SYNC_EVERY_MS, it sends its new counts to Redis (one
- * INCRBY per active token, all in one pipeline, on `<prefix>:api:rate:<token id>:<minute>`) and
+ * INCRBY per active token, all in one pipeline, on `<prefix>:api:rate:<token id>:<window>`) and
  * learns the total of every instance back.
  *
  * So one instance alone never admits more than the limit in a window, and N instances together
  * admit at most the limit plus what the others admit for that token between two syncs (at most
  * N - 1 times one sync interval's worth). A fixed window lets a burst of up to twice the limit
- * straddle a minute boundary; that is accepted for one key per token and minute.
+ * straddle a window boundary; that is accepted for one key per token and window.
  *
  * When Redis does not answer, each instance goes on limiting with its own counts (N instances
  * then admit up to N times the limit) and a warning is logged at most every 10 s.
@@ -16,7 +16,8 @@
 import type Redis from "ioredis";
 import type { Logger } from "pino";
 
-const WINDOW_MS = 60_000;
+/** The window operators configure (RATE_LIMIT_PER_MINUTE); only tests shorten it. */
+export const RATE_WINDOW_MS = 60_000;
 const WARN_EVERY_MS = 10_000;
 export const SYNC_EVERY_MS = 100;
 const ADD_HITS = `
@@ -24,13 +25,21 @@ local count = redis.call('INCRBY', KEYS[1], ARGV[1])
 redis.call('PEXPIRE', KEYS[1], ARGV[2], 'NX')
 return count`;
 
+export interface RateLimit {
+  perWindow: number;
+  windowMs: number;
+}
+
 export type RateDecision = { allowed: true } | { allowed: false; retryAfterSeconds: number };
 
 export interface RateLimiterOptions {
   redis: Redis;
   /** Keys live under `<keyPrefix>:api:rate:`. */
   keyPrefix: string;
-  perMinute: number;
+  /** Requests a token may make in one window. */
+  perWindow: number;
+  /** The window's length; RATE_WINDOW_MS (a minute) unless set. */
+  windowMs?: number;
   log: Logger;
 }
 
@@ -41,7 +50,13 @@ interface TokenCount {
   pending: number;
 }
 
-export function createRateLimiter({ redis, keyPrefix, perMinute, log }: RateLimiterOptions) {
+export function createRateLimiter({
+  redis,
+  keyPrefix,
+  perWindow,
+  windowMs = RATE_WINDOW_MS,
+  log,
+}: RateLimiterOptions) {
   let window = -1;
   let counts = new Map<number, TokenCount>();
   let lastWarning = 0;
@@ -51,7 +66,7 @@ export function createRateLimiter({ redis, keyPrefix, perMinute, log }: RateLimi
     if (syncing || counts.size === 0) return;
     // A window that has ended needs nothing more: its key expires by itself. Dropping it also
     // stops the syncing of an idle instance.
-    if (Math.floor(Date.now() / WINDOW_MS) !== window) {
+    if (Math.floor(Date.now() / windowMs) !== window) {
       counts = new Map();
       return;
     }
@@ -66,7 +81,7 @@ export function createRateLimiter({ redis, keyPrefix, perMinute, log }: RateLimi
           1,
           `${keyPrefix}:api:rate:${tokenId}:${syncedWindow}`,
           hits,
-          WINDOW_MS,
+          windowMs,
         );
       }
       const replies = (await pipeline.exec()) ?? [];
@@ -97,9 +112,11 @@ export function createRateLimiter({ redis, keyPrefix, perMinute, log }: RateLimi
   timer.unref();
 
   return {
+    /** The limit this limiter holds tokens to, for the refusal's words. */
+    limit: { perWindow, windowMs } satisfies RateLimit,
     /** Decides at once, from this instance's counts; never waits on Redis. */
     hit(tokenId: number, now = Date.now()): RateDecision {
-      const current = Math.floor(now / WINDOW_MS);
+      const current = Math.floor(now / windowMs);
       if (current !== window) {
         window = current;
         counts = new Map();
@@ -109,8 +126,8 @@ export function createRateLimiter({ redis, keyPrefix, perMinute, log }: RateLimi
         count = { known: 0, pending: 0 };
         counts.set(tokenId, count);
       }
-      if (count.known + count.pending >= perMinute) {
-        const windowEnd = (window + 1) * WINDOW_MS;
+      if (count.known + count.pending >= perWindow) {
+        const windowEnd = (window + 1) * windowMs;
         return {
           allowed: false,
           retryAfterSeconds: Math.max(1, Math.ceil((windowEnd - now) / 1000)),
