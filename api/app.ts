@@ -224,7 +224,10 @@ export function createApp({
     )
     .use(
       citizensModule({
-        citizens: createCitizensService(db, reads),
+        citizens: createCitizensService(db, reads, {
+          s1: !settings.imageTemplateS1,
+          s2: !settings.imageTemplateS2,
+        }),
         tokens,
         admit,
         cache,

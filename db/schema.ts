@@ -174,6 +174,14 @@ export const stakedCitizens = pgTable(
      * `inferred` means the served vault multiplier is an assumption (the API says so).
      */
     handClaimSource: handClaimSource("hand_claim_source"),
+    /**
+     * The API's record of this row as JSON text, written with the row by the projection
+     * (indexer/store/projection.ts) so a read serves it as it is; null where the row was written
+     * otherwise (db/functions/forget_stale_record.sql), and then the API renders the row.
+     */
+    record: text("record"),
+    /** Which record writer wrote `record` (api/modules/citizens/record.ts RECORD_WRITER). */
+    recordWriter: text("record_writer"),
   },
   (t) => [
     primaryKey({ columns: [t.season, t.citizenId] }),

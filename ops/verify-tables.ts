@@ -118,13 +118,21 @@ async function inferredConfigurations(db: Reader): Promise<Set<string>> {
 /**
  * The live staked_citizens rows that differ from the rule at the checkpoint, with the columns
  * that differ: the live table is the projection at the checkpoint, and one statement reads both
- * in one snapshot, whatever the follower writes meanwhile.
+ * in one snapshot, whatever the follower writes meanwhile. The API's stored record is no part of
+ * the rule (the projection writes it from the row's columns; the rule's rows have none).
  */
 async function projectionDrift(db: Reader): Promise<DriftRow[]> {
   return db.execute<DriftRow>(sql`
     with checkpoint as (select indexed_block from indexer_checkpoints),
+    live as (
+      select s.season, s.citizen_id, s.staker,
+        to_jsonb(s) - 'record' - 'record_writer' as columns
+      from staked_citizens s
+    ),
     fresh as (
-      select f.* from checkpoint, staked_citizens_at(checkpoint.indexed_block) f
+      select f.season, f.citizen_id, f.staker,
+        to_jsonb(f) - 'record' - 'record_writer' as columns
+      from checkpoint, staked_citizens_at(checkpoint.indexed_block) f
     )
     select coalesce(l.staker, f.staker) as staker, coalesce(l.season, f.season) as season,
       coalesce(l.citizen_id, f.citizen_id)::text as citizen_id,
@@ -133,12 +141,12 @@ async function projectionDrift(db: Reader): Promise<DriftRow[]> {
         when f.season is null then 'row only in staked_citizens'
         else (
           select string_agg(a.key, ', ' order by a.key)
-          from jsonb_each(to_jsonb(l)) a join jsonb_each(to_jsonb(f)) b using (key)
+          from jsonb_each(l.columns) a join jsonb_each(f.columns) b using (key)
           where a.value is distinct from b.value
         ) || ' differ'
       end as columns
-    from staked_citizens l
+    from live l
     full join fresh f on f.season = l.season and f.citizen_id = l.citizen_id
-    where l is distinct from f
+    where l.columns is distinct from f.columns
   `);
 }

@@ -12,7 +12,9 @@ RETURNS SETOF "staked_citizens" LANGUAGE sql STABLE ROWS 1 AS $$
     s.credit_yield, s.identity_points, s.vault_id, s.vault_credit_multiplier, s.vault_multiplier,
     s.staked_vault_id, s.has_vault, s.timelock_duration, s.timelock_multiplier,
     s.timelock_end_time, h.staked_bytes, h.bytes_points,
-    (s.base_points + h.bytes_points)::numeric(78, 0), s.hand_claim_source
+    (s.base_points + h.bytes_points)::numeric(78, 0), s.hand_claim_source,
+    -- record, record_writer: the API's JSON, which only the indexer's projection writes.
+    null::text, null::text
   from citizen_stakes s
   join citizens c on c.season = h.season and c.citizen_id = h.citizen_id
   where s.block_number = h.stake_block_number and s.log_index = h.stake_log_index

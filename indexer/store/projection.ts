@@ -1,11 +1,14 @@
 /**
  * The staked-citizen projection: the history of every citizen's staked states extended over the
  * blocks a write adds (the rule, in the SQL function project_staked_citizens), and
- * staked_citizens rewritten from it for the citizens the write touched.
+ * staked_citizens rewritten from it for the citizens the write touched, each row with the API's
+ * record of it.
  */
 import { getTableColumns, sql } from "drizzle-orm";
+import { storedRecord } from "../../api/modules/citizens/record.ts";
+import type { Raw } from "../../api/raw-statement.ts";
 import type { Database } from "../../db/client.ts";
-import { stakedCitizens } from "../../db/schema.ts";
+import { type StakedCitizen, stakedCitizens } from "../../db/schema.ts";
 
 export type Transaction = Parameters<Parameters<Database["transaction"]>[0]>[0];
 
@@ -62,30 +65,51 @@ export async function truncateHistory(tx: Transaction, after: bigint) {
 
 /**
  * Rewrites staked_citizens for `keys` as staked_citizens_at says they are after block `at`,
- * which must already be the checkpoint (the function refuses blocks beyond it).
+ * which must already be the checkpoint (the function refuses blocks beyond it), each row with its
+ * API record (api/modules/citizens/record.ts), so a read serves the record as stored: the rows
+ * are read, their records written here, and the rows written back with them.
  */
 export async function recompute(tx: Transaction, keys: CitizenKeyRow[], at: bigint) {
   if (keys.length === 0) return;
-  await tx.execute(recomputeStatement(keys, at));
+  await tx.execute(recomputeWriteStatement(keys, await recordedRows(tx, keys, at)));
 }
 
-/**
- * recompute's one statement. The keys no longer staked are a set difference (hashed, or sorted
- * when large), never a join against the function's rows: Postgres costs those at the function's
- * row estimate whatever the call returns, and with a small one planned that join as a loop, each
- * touched citizen scanning all the rows (2,000 citizens: 1.9 million comparisons, 2.4-5 s).
- */
-export function recomputeStatement(keys: CitizenKeyRow[], at: bigint) {
-  const keysJson = JSON.stringify(
-    keys.map((key) => ({ season: key.season, citizen_id: key.citizenId.toString() })),
+/** The rows of `keys` after block `at` (staked_citizens_at), each with its record. */
+export async function recordedRows(tx: Transaction, keys: CitizenKeyRow[], at: bigint) {
+  const fresh = await tx.execute<Record<string, unknown>>(
+    sql`select * from staked_citizens_at(${at}::bigint, null::text, ${keysJson(keys)}::jsonb)`,
   );
+  return fresh.map((columns) => {
+    const row = Object.fromEntries(fieldNames.map(([key, name]) => [key, columns[name]]));
+    const { record, recordWriter } = storedRecord(row as Raw<StakedCitizen>);
+    return { ...columns, record, record_writer: recordWriter };
+  });
+}
+
+const keysJson = (keys: CitizenKeyRow[]) =>
+  JSON.stringify(keys.map((key) => ({ season: key.season, citizen_id: key.citizenId.toString() })));
+
+/** Each column's drizzle key and name: the record writer reads rows by key. */
+const fieldNames = Object.entries(getTableColumns(stakedCitizens)).map(
+  ([key, column]) => [key, column.name] as const,
+);
+
+/**
+ * recompute's write of `rows` (recordedRows) for `keys`. The keys no longer staked are a set
+ * difference (hashed, or sorted when large), never a join against the rows: Postgres costs those
+ * at a function's row estimate whatever the call returns, and with a small one planned that join
+ * as a loop, each touched citizen scanning all the rows (2,000 citizens: 1.9 million
+ * comparisons, 2.4-5 s). The rows come back as JSON with the driver's values (numerics as their
+ * digits), read into the table's own row type.
+ */
+export function recomputeWriteStatement(keys: CitizenKeyRow[], rows: object[]) {
   return sql`
     with keys as (
       select distinct season, citizen_id
-      from jsonb_to_recordset(${keysJson}::jsonb) as k(season smallint, citizen_id numeric)
+      from jsonb_to_recordset(${keysJson(keys)}::jsonb) as k(season smallint, citizen_id numeric)
     ),
     fresh as (
-      select * from staked_citizens_at(${at}::bigint, null::text, ${keysJson}::jsonb)
+      select * from jsonb_populate_recordset(null::staked_citizens, ${JSON.stringify(rows)}::jsonb)
     ),
     unstaked as (
       delete from staked_citizens s

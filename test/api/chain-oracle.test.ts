@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { and, eq } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { type Address, formatUnits } from "viem";
+import { RECORD_WRITER, recordJson } from "../../api/modules/citizens/record.ts";
 import { mainnetStakerAbi as stakerAbi } from "../../contracts/generated/MainnetStaker.ts";
 import { stakedCitizens, stakerEvents } from "../../db/schema.ts";
 import { createBlockReads } from "../../indexer/chain/block-reads.ts";
@@ -150,5 +151,49 @@ describe("the API agrees with the staker's own views", () => {
     }
     expect(notStaked).toBeGreaterThan(5);
     expect(restakedElsewhere).toBeGreaterThan(0);
+  });
+
+  test("each row's stored record is the row rendered, and is the API's answer, alone or listed", async () => {
+    const rows = await indexer.indexer.database.db.select().from(stakedCitizens);
+    expect(rows.length).toBeGreaterThan(100);
+    const listed = new Map<string, string>();
+    for (const wallet of new Set(rows.map((row) => row.staker))) {
+      const listing = await get(`/v1/staking/citizens?address=${wallet}&limit=100`);
+      const { items } = (await listing.json()) as { items: CitizenRecord[] };
+      for (const item of items) listed.set(`${item.type}:${item.id}`, JSON.stringify(item));
+    }
+    for (const row of rows) {
+      expect(row.recordWriter).toBe(RECORD_WRITER);
+      expect(row.record).toBe(recordJson(row, {}));
+      const type = `s${row.season}`;
+      const response = await get(
+        `/v1/staking/citizens/${type}/${row.citizenId}?address=${row.staker}`,
+      );
+      expect(await response.text()).toBe(row.record!);
+      expect(listed.get(`${type}:${row.citizenId}`)).toBe(row.record!);
+    }
+  });
+
+  test("a row changed by hand, or stored by another writer, is answered from its columns", async () => {
+    const db = indexer.indexer.database.db;
+    const [first, second] = await db.select().from(stakedCitizens).limit(2);
+    const path = (row: typeof first) =>
+      `/v1/staking/citizens/s${row!.season}/${row!.citizenId}?address=${row!.staker}`;
+    const key = (row: typeof first) =>
+      and(eq(stakedCitizens.season, row!.season), eq(stakedCitizens.citizenId, row!.citizenId));
+    await db.update(stakedCitizens).set({ name: "Renamed by hand" }).where(key(first));
+    // A new data version, as a write of the indexer's makes: no answer cached before is served.
+    await db.execute(sql`update indexer_checkpoints set updated_at = now()`);
+    const [renamed] = await db.select().from(stakedCitizens).where(key(first));
+    expect(renamed!.record).toBeNull();
+    const answer = await get(path(first));
+    expect(((await answer.json()) as { name: string }).name).toBe("Renamed by hand");
+
+    await db
+      .update(stakedCitizens)
+      .set({ record: sql`'{"written":"elsewhere"}'`, recordWriter: "another writer" })
+      .where(key(second));
+    await db.execute(sql`update indexer_checkpoints set updated_at = now()`);
+    expect(await (await get(path(second))).text()).toBe(recordJson(second!, {}));
   });
 });

@@ -95,7 +95,12 @@ describe("staked citizens as of any block", () => {
     const key = (row: { season: number; citizenId: bigint }) => `${row.season}:${row.citizenId}`;
     const sorted = <T extends { season: number; citizenId: bigint }>(rows: T[]) =>
       [...rows].sort((a, b) => key(a).localeCompare(key(b)));
-    const live = await db.select().from(stakedCitizens);
+    // The live rows' stored records are the API's, written beside the rule's columns.
+    const live = (await db.select().from(stakedCitizens)).map((row) => ({
+      ...row,
+      record: null,
+      recordWriter: null,
+    }));
     expect(sorted(await stakedCitizensAt(db, harness.indexedBlock))).toEqual(sorted(live));
     const wallet = live[0]!.staker;
     expect(sorted(await stakedCitizensAt(db, harness.indexedBlock, wallet))).toEqual(

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import { createDatabase } from "../../db/client.ts";
-import { recomputeStatement } from "../../indexer/store/projection.ts";
+import { recomputeWriteStatement, recordedRows } from "../../indexer/store/projection.ts";
 import { createScratchDatabase } from "../../scratch/database.ts";
 import { writeHistory } from "../support/synthetic-history.ts";
 
@@ -62,8 +62,9 @@ describe("the projection's rewrite of touched citizens", () => {
           await tx.execute(
             sql.raw(`alter function staked_citizens_at(bigint, text, jsonb) rows ${estimate}`),
           );
+          const rows = await recordedRows(tx, keys, indexed);
           const [row] = await tx.execute<{ "QUERY PLAN": [{ Plan: PlanNode }] }>(
-            sql`explain (analyze, format json) ${recomputeStatement(keys, indexed)}`,
+            sql`explain (analyze, format json) ${recomputeWriteStatement(keys, rows)}`,
           );
           removed[estimate] = rowsRemovedByJoins(row!["QUERY PLAN"][0].Plan);
           throw new RolledBack();

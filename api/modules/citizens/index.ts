@@ -9,6 +9,7 @@ import { type Admit, authentication } from "../auth/index.ts";
 import type { TokenCheck, TokenService } from "../auth/token.ts";
 import { canonicalDigits, decodeCursor, encodeCursor, isUint256 } from "./cursor.ts";
 import { type History, judgeBlock } from "./history.ts";
+import { type SortKeyRow, sortKeyLength, sortKeyOf } from "./keyset.ts";
 import {
   AS_OF_BLOCK_HEADER,
   AsOfBlockHeader,
@@ -20,14 +21,8 @@ import {
   S1Record,
   S2Record,
 } from "./model.ts";
-import {
-  type CitizenRow,
-  type ImageTemplates,
-  recordJson,
-  s1RecordJson,
-  s2RecordJson,
-} from "./record.ts";
-import { type CitizensService, sortKeyLength, sortKeyOf } from "./service.ts";
+import { type ImageTemplates, recordJson, s1RecordJson, s2RecordJson } from "./record.ts";
+import type { CitizensService, ReadCitizen } from "./service.ts";
 
 export const CITIZENS_PREFIX = "/v1/staking/citizens";
 
@@ -136,13 +131,15 @@ export function citizensModule({ citizens, tokens, admit, cache, images }: Citiz
     const { address } = query;
     const owner = address.toLowerCase();
     const at = query.block === undefined ? undefined : BigInt(query.block);
-    const toBody = (citizen: CitizenRow | null, when: string) => {
+    const toBody = (citizen: ReadCitizen<undefined> | null, when: string) => {
       if (!citizen) {
         throw new CitizenNotStaked(
           `${type} citizen ${citizenId} is not staked by ${address}${when}`,
         );
       }
-      return type === "s1" ? s1RecordJson(citizen, images) : s2RecordJson(citizen, images);
+      if (citizen.record !== undefined) return citizen.record;
+      const { row } = citizen;
+      return type === "s1" ? s1RecordJson(row, images) : s2RecordJson(row, images);
     };
     if (at === undefined) {
       return answer(context, `${type}/${citizenId}?${owner}`, async () => {
@@ -222,12 +219,16 @@ export function citizensModule({ citizens, tokens, admit, cache, images }: Citiz
         };
         const at = query.block === undefined ? undefined : BigInt(query.block);
         const resource = `list?${request.address}&${request.type ?? ""}&${sort}&${order}&${request.limit}&${query.cursor ?? ""}${at === undefined ? "" : `@${at}`}`;
-        const toBody = (page: { citizens: CitizenRow[]; more: boolean }) => {
+        const toBody = (page: { citizens: ReadCitizen<SortKeyRow>[]; more: boolean }) => {
           const last = page.citizens.at(-1);
-          const items = page.citizens.map((row) => recordJson(row, images)).join(",");
+          const items = page.citizens
+            .map((citizen) =>
+              citizen.record !== undefined ? citizen.record : recordJson(citizen.row, images),
+            )
+            .join(",");
           const nextCursor =
             page.more && last
-              ? JSON.stringify(encodeCursor(sort, order, sortKeyOf(last, sort)))
+              ? JSON.stringify(encodeCursor(sort, order, sortKeyOf(last.row, sort)))
               : "null";
           return `{"items":[${items}],"nextCursor":${nextCursor}}`;
         };

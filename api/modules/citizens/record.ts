@@ -146,30 +146,65 @@ function commonSources(type: "s1" | "s2", fallbackName: string) {
   };
 }
 
+/** What the S1 record's own members are made of. */
+function s1Sources() {
+  return {
+    identity: {
+      id: (row: CitizenRow) => row.identityId,
+      creditYield: (row: CitizenRow) => row.creditYield ?? "",
+      points: (row: CitizenRow) => Number(row.identityPoints ?? 0),
+    },
+    vault: {
+      id: (row: CitizenRow) => row.vaultId ?? 0n,
+      creditMultiplier: (row: CitizenRow) => row.vaultCreditMultiplier ?? "None",
+      multiplier: (row: CitizenRow) => Number(row.vaultMultiplier ?? 100),
+    },
+    isHand: (row: CitizenRow) => row.isHand ?? false,
+    stakedVaultId: (row: CitizenRow) => row.stakedVaultId ?? 0n,
+    hasVault: (row: CitizenRow) => row.hasVault ?? false,
+  };
+}
+
+/** What the S2 record's own members are made of. */
+function s2Sources() {
+  return { identity: { id: (row: CitizenRow) => row.identityId } };
+}
+
 /** The S1 record (model.ts S1Record) as JSON text. */
 export const s1RecordJson = jsonWriter<typeof S1Record, CitizenRow, ImageTemplates>(S1Record, {
   ...commonSources("s1", "Citizen"),
-  identity: {
-    id: (row: CitizenRow) => row.identityId,
-    creditYield: (row: CitizenRow) => row.creditYield ?? "",
-    points: (row: CitizenRow) => Number(row.identityPoints ?? 0),
-  },
-  vault: {
-    id: (row: CitizenRow) => row.vaultId ?? 0n,
-    creditMultiplier: (row: CitizenRow) => row.vaultCreditMultiplier ?? "None",
-    multiplier: (row: CitizenRow) => Number(row.vaultMultiplier ?? 100),
-  },
-  isHand: (row: CitizenRow) => row.isHand ?? false,
-  stakedVaultId: (row: CitizenRow) => row.stakedVaultId ?? 0n,
-  hasVault: (row: CitizenRow) => row.hasVault ?? false,
+  ...s1Sources(),
 });
 
 /** The S2 record (model.ts S2Record) as JSON text. */
 export const s2RecordJson = jsonWriter<typeof S2Record, CitizenRow, ImageTemplates>(S2Record, {
   ...commonSources("s2", "Outer Citizen"),
-  identity: { id: (row: CitizenRow) => row.identityId },
+  ...s2Sources(),
 });
 
 export function recordJson(row: CitizenRow, templates: ImageTemplates): string {
   return row.season === 2 ? s2RecordJson(row, templates) : s1RecordJson(row, templates);
+}
+
+/**
+ * The version of this writer: a hash of the records' schemas and of the code of every function
+ * here that makes a value. The projection stores it beside each record it writes
+ * (staked_citizens.record_writer), and the API serves a stored record only when it is its own
+ * writer's, so a deployment that changes the record answers the new one before `reproject`
+ * rewrites the stored ones (every process of a deployment runs one binary, so one text).
+ */
+export const RECORD_WRITER = Bun.hash(
+  [
+    JSON.stringify([S1Record, S2Record]),
+    ...[weiToBytes, formatDuration, spellDuration, image, inferredFields, figuresGivePoints],
+    ...[commonSources, s1Sources, s2Sources, jsonWriter, recordJson],
+  ].join("\n"),
+).toString(36);
+
+/**
+ * The record the projection stores with a row: as the API answers it without image templates
+ * (with one, the API renders the row itself).
+ */
+export function storedRecord(row: CitizenRow): { record: string; recordWriter: string } {
+  return { record: recordJson(row, {}), recordWriter: RECORD_WRITER };
 }

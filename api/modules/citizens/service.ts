@@ -4,9 +4,13 @@
  * reads the same columns from `staked_citizens_of_wallet_at(block, wallet)` (db/functions/: index
  * lookups in the staked-citizen history, inlined into the statement) instead of the table, and
  * its statement also answers the available range and the finality boundary.
+ *
+ * A current-state read answers the record stored with the row (staked_citizens.record, written by
+ * the projection) when it is this writer's, and reads only that; a row without one (written
+ * otherwise, or by another writer) is read whole and rendered, in a second statement. An as-of
+ * read, or a type with an image template, reads rows to render.
  */
-import { and, asc, desc, eq, getTableColumns, type SQL, sql } from "drizzle-orm";
-import type { PgColumn } from "drizzle-orm/pg-core";
+import { and, eq, getTableColumns, type SQL, sql } from "drizzle-orm";
 import type { Database } from "../../../db/client.ts";
 import { stakedCitizens } from "../../../db/schema.ts";
 import { SEASON_OF_TYPE } from "../../../lib/vocabulary.ts";
@@ -16,32 +20,20 @@ import { type Raw, rawStatement } from "../../raw-statement.ts";
 import type { Reads } from "../../reads.ts";
 import { judgeToken, tokenSource } from "../auth/token.ts";
 import { blockParameter, type History, historySource } from "./history.ts";
+import { pageConditions, type SortKeyRow } from "./keyset.ts";
 import type { CitizenType, Order, Sort } from "./model.ts";
-import type { CitizenRow } from "./record.ts";
-
-/** The columns a listing sorts and filters by: the table's, or the as-of CTE's. */
-type Rows = Record<"citizenId" | "season" | "totalPoints" | "timelockEndTime", PgColumn>;
+import { type CitizenRow, RECORD_WRITER } from "./record.ts";
 
 /**
- * The sort column, then the tie-breakers (type, then id): a total order over a wallet's rows,
- * in the table or in the as-of CTE that has its columns.
+ * A citizen as read: its stored record (the JSON text the API answers), or its whole row to
+ * render one from. A listed citizen also carries the columns of its sort key.
  */
-const sortKeys = (rows: Rows) =>
-  ({
-    id: [rows.citizenId, rows.season],
-    totalPoints: [rows.totalPoints, rows.season, rows.citizenId],
-    endTime: [rows.timelockEndTime, rows.season, rows.citizenId],
-  }) as const;
+export type ReadCitizen<Key = object> =
+  | { record: string; row: Key }
+  | { record?: undefined; row: CitizenRow };
 
-export function sortKeyLength(sort: Sort): number {
-  return sortKeys(stakedCitizens)[sort].length;
-}
-
-export function sortKeyOf(row: CitizenRow, sort: Sort): bigint[] {
-  const values = { id: row.citizenId, totalPoints: row.totalPoints, endTime: row.timelockEndTime };
-  const [season, id] = [BigInt(row.season), BigInt(row.citizenId)];
-  return sort === "id" ? [id, season] : [BigInt(values[sort]), season, id];
-}
+/** Which types answer stored records: those without an image template (record.ts). */
+export type StoredRecords = Record<CitizenType, boolean>;
 
 export interface ListRequest {
   /** Lowercase. */
@@ -55,7 +47,11 @@ export interface ListRequest {
 }
 
 /** `db` builds the statements (drizzle); `reads` runs them (api/reads.ts). */
-export function createCitizensService(db: Database, reads: Reads) {
+export function createCitizensService(
+  db: Database,
+  reads: Reads,
+  stored: StoredRecords = { s1: true, s2: true },
+) {
   const checkpoint = indexedBlockSource(db);
   const token = tokenSource(db);
   const history = historySource(db);
@@ -96,12 +92,28 @@ export function createCitizensService(db: Database, reads: Reads) {
     expired: token.expired,
   };
 
+  /** The stored record where this writer wrote it, else null. */
+  const record = sql<
+    string | null
+  >`case when ${stakedCitizens.recordWriter} = ${RECORD_WRITER} then ${stakedCitizens.record} end`;
+  /** A listing's stored records: the columns of the cursor, and the record. */
+  const storedColumns = {
+    season: stakedCitizens.season,
+    citizenId: stakedCitizens.citizenId,
+    totalPoints: stakedCitizens.totalPoints,
+    timelockEndTime: stakedCitizens.timelockEndTime,
+    record: record.as("record"),
+  };
+
   // The current-state reads are the hot path: run without drizzle's per-call work.
-  const one = rawStatement(
-    reads,
+  const oneStatement = <
+    C extends typeof stakedCitizens | Pick<typeof storedColumns, "season" | "record">,
+  >(
+    citizen: C,
+  ) =>
     db
       .with(checkpoint, token)
-      .select({ ...head, citizen: stakedCitizens })
+      .select({ ...head, citizen })
       .from(checkpoint)
       .leftJoin(token, sql`true`)
       .leftJoin(
@@ -111,7 +123,11 @@ export function createCitizensService(db: Database, reads: Reads) {
           eq(stakedCitizens.citizenId, sql.placeholder("id")),
           eq(stakedCitizens.staker, sql.placeholder("address")),
         ),
-      ),
+      );
+  const one = rawStatement(reads, oneStatement(stakedCitizens));
+  const oneStored = rawStatement(
+    reads,
+    oneStatement({ season: storedColumns.season, record: storedColumns.record }),
   );
 
   const oneAt = rawStatement(
@@ -125,47 +141,28 @@ export function createCitizensService(db: Database, reads: Reads) {
       .leftJoin(asOfOne, inRange),
   );
 
-  // Keyset pagination: every key column runs the same direction, so "after the cursor" is a
-  // single row comparison the (staker, key..., season, id) indexes can serve.
-  function pageConditions(
-    rows: Rows,
-    type: CitizenType | undefined,
-    sort: Sort,
-    order: Order,
-    paged: boolean,
-  ) {
-    const keys = sortKeys(rows)[sort];
-    const conditions: SQL[] = [];
-    if (type) conditions.push(eq(rows.season, SEASON_OF_TYPE[type]));
-    if (paged) {
-      const bound = keys.map((_, index) => sql.placeholder(`k${index}`));
-      conditions.push(
-        sql`(${sql.join([...keys], sql`, `)}) ${order === "asc" ? sql`>` : sql`<`} (${sql.join(bound, sql`, `)})`,
+  /** A listing statement selecting `citizen` from the wallet's rows. */
+  const listOf =
+    <C extends typeof stakedCitizens | typeof storedColumns>(citizen: C) =>
+    (type: CitizenType | undefined, sort: Sort, order: Order, paged: boolean) => {
+      const page = pageConditions(stakedCitizens, type, sort, order, paged);
+      return rawStatement(
+        reads,
+        db
+          .with(checkpoint, token)
+          .select({ ...head, citizen })
+          .from(checkpoint)
+          .leftJoin(token, sql`true`)
+          .leftJoin(
+            stakedCitizens,
+            and(eq(stakedCitizens.staker, sql.placeholder("address")), ...page.conditions),
+          )
+          .orderBy(...page.orderBy)
+          .limit(sql.placeholder("limit")),
       );
-    }
-    return {
-      conditions,
-      orderBy: keys.map((column) => (order === "asc" ? asc(column) : desc(column))),
     };
-  }
-
-  function prepareList(type: CitizenType | undefined, sort: Sort, order: Order, paged: boolean) {
-    const page = pageConditions(stakedCitizens, type, sort, order, paged);
-    return rawStatement(
-      reads,
-      db
-        .with(checkpoint, token)
-        .select({ ...head, citizen: stakedCitizens })
-        .from(checkpoint)
-        .leftJoin(token, sql`true`)
-        .leftJoin(
-          stakedCitizens,
-          and(eq(stakedCitizens.staker, sql.placeholder("address")), ...page.conditions),
-        )
-        .orderBy(...page.orderBy)
-        .limit(sql.placeholder("limit")),
-    );
-  }
+  const prepareList = listOf(stakedCitizens);
+  const prepareListStored = listOf(storedColumns);
 
   function prepareListAt(type: CitizenType | undefined, sort: Sort, order: Order, paged: boolean) {
     const page = pageConditions(asOfRows, type, sort, order, paged);
@@ -197,6 +194,7 @@ export function createCitizensService(db: Database, reads: Reads) {
     };
   };
   const listStatement = memo(prepareList);
+  const listStoredStatement = memo(prepareListStored);
   const listAtStatement = memo(prepareListAt);
 
   // Raw rows carry the blocks as decimal strings.
@@ -223,6 +221,10 @@ export function createCitizensService(db: Database, reads: Reads) {
     const citizens = rows.flatMap((row) => (row.citizen ? [row.citizen] : []));
     return { citizens: citizens.slice(0, limit), more: citizens.length > limit };
   }
+  const rowsOf = <Citizen>(found: { citizens: Citizen[]; more: boolean }) => ({
+    citizens: found.citizens.map((row) => ({ row })),
+    more: found.more,
+  });
 
   return {
     /**
@@ -230,10 +232,17 @@ export function createCitizensService(db: Database, reads: Reads) {
      * has it staked.
      */
     async find(tokenHash: string, type: CitizenType, id: string, address: string) {
-      const [row] = await fromDatabase(
-        one.execute({ hash: tokenHash, season: SEASON_OF_TYPE[type], id, address }),
-      );
-      return { token: judgeToken(row, tokenHash), citizen: row?.citizen ?? null };
+      const params = { hash: tokenHash, season: SEASON_OF_TYPE[type], id, address };
+      if (stored[type]) {
+        const [row] = await fromDatabase(oneStored.execute(params));
+        const token = judgeToken(row, tokenHash);
+        if (!row?.citizen) return { token, citizen: null };
+        const { record } = row.citizen;
+        if (record !== null) return { token, citizen: { record, row: undefined } };
+      }
+      const [row] = await fromDatabase(one.execute(params));
+      const citizen: ReadCitizen<undefined> | null = row?.citizen ? { row: row.citizen } : null;
+      return { token: judgeToken(row, tokenHash), citizen };
     },
 
     /**
@@ -253,20 +262,30 @@ export function createCitizensService(db: Database, reads: Reads) {
       return {
         token: judgeToken(row, tokenHash),
         history: historyOf(row),
-        citizen: row?.citizen ?? null,
+        citizen: row?.citizen ? { row: row.citizen } : null,
       };
     },
 
     /** The token check, up to `limit` citizens after the cursor key, and whether more follow. */
     async list(tokenHash: string, request: ListRequest) {
-      const statement = listStatement(
-        request.type,
-        request.sort,
-        request.order,
-        request.after !== undefined,
+      const key = [request.type, request.sort, request.order, request.after !== undefined] as const;
+      const params = listParams(tokenHash, request);
+      if (request.type ? stored[request.type] : stored.s1 && stored.s2) {
+        const rows = await fromDatabase(listStoredStatement(...key).execute(params));
+        const found = page(rows, request.limit);
+        const citizens: ReadCitizen<SortKeyRow>[] = [];
+        for (const { record, ...row } of found.citizens) {
+          if (record !== null) citizens.push({ record, row });
+        }
+        if (citizens.length === found.citizens.length) {
+          return { token: judgeToken(rows[0], tokenHash), citizens, more: found.more };
+        }
+      }
+      const rows = await fromDatabase(listStatement(...key).execute(params));
+      const citizens: { citizens: ReadCitizen<SortKeyRow>[]; more: boolean } = rowsOf(
+        page(rows, request.limit),
       );
-      const rows = await fromDatabase(statement.execute(listParams(tokenHash, request)));
-      return { token: judgeToken(rows[0], tokenHash), ...page(rows, request.limit) };
+      return { token: judgeToken(rows[0], tokenHash), ...citizens };
     },
 
     /** As `list`, as of block `at`, with the available range (History). */
@@ -283,7 +302,7 @@ export function createCitizensService(db: Database, reads: Reads) {
       return {
         token: judgeToken(rows[0], tokenHash),
         history: historyOf(rows[0]),
-        ...page(rows, request.limit),
+        ...rowsOf(page(rows, request.limit)),
       };
     },
   };
