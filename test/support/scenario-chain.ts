@@ -100,12 +100,18 @@ type Record = {
  * Generates the chain into a folder of its own and moves it into place in one rename, so files
  * running in parallel never see half a chain (two generating the same key: the first rename wins).
  */
-async function generate(spec: ScenarioSpec, folder: string): Promise<void> {
+async function generate(
+  spec: ScenarioSpec,
+  folder: string,
+  anvil: Omit<AnvilOptions, "dumpStateTo" | "loadStateFrom"> = {},
+): Promise<void> {
   const started = performance.now();
   const partial = `${folder}.${process.pid}.partial`;
   await rm(partial, { recursive: true, force: true });
   await mkdir(partial, { recursive: true });
-  const node = await startAnvil({ dumpStateTo: join(partial, "state.json") });
+  // The caller's node options hold for generating too (the 100,000-event scenario's batches
+  // need unlimited request bodies).
+  const node = await startAnvil({ ...anvil, dumpStateTo: join(partial, "state.json") });
   try {
     const client = createDevnetClient(node.rpcUrl);
     const deployment = await deployDevnet(client);
@@ -137,7 +143,7 @@ export async function startScenarioChain(
 ): Promise<ScenarioChain> {
   const folder = join(SCENARIO_CACHE_DIR, await scenarioKey(spec));
   const generated = !existsSync(join(folder, "record.json"));
-  if (generated) await generate(spec, folder);
+  if (generated) await generate(spec, folder, spec.anvil);
   const record = JSON.parse(await readFile(join(folder, "record.json"), "utf8")) as Record;
   const progress = { ...record.progress, block: BigInt(record.progress.block) };
   const node = await startAnvil({
