@@ -5,10 +5,6 @@
 import { runMain } from "./support/flags.ts";
 import { log } from "./support/report.ts";
 
-class BenchmarkFailed extends Error {
-  override name = "BenchmarkFailed";
-}
-
 runMain(async () => {
   const passThrough = Bun.argv.slice(2).filter((flag) => flag === "--smoke");
   const started = performance.now();
@@ -20,7 +16,7 @@ runMain(async () => {
       stdio: ["ignore", "inherit", "inherit"],
     });
     const code = await child.exited;
-    if (code !== 0) throw new BenchmarkFailed(`bench:${name} exited with ${code}`);
+    if (code !== 0) return process.exit(code);
   }
   log(`all benchmarks done in ${((performance.now() - started) / 1000).toFixed(0)} s`);
 });
