@@ -137,18 +137,12 @@ async function main() {
       stakedS1: s1.length,
       stakedS2: s2.length,
       stakerWallets: wallets.length,
-      apiLogLevel: "warn",
       wrk: await wrkVersion(),
       base: compared.best.key,
       asOfBlock,
     },
     raw: { ...results, soak, byRound: compared.byRound },
     ratios: compared.ratios,
-    notes: [
-      "each server runs in its own process, and wrk in its own process, on the same machine",
-      "CPU columns are cores used during the measured run (postgres: every postgres process on the machine)",
-      "targets are printed, never asserted",
-    ],
   });
 }
 
@@ -166,9 +160,8 @@ async function readIndexed(url: string, startedAt: string) {
   const s2 = rows.filter((row) => row.season === 2);
   const wallets = [...new Set(rows.map((row) => row.staker))];
   if (s1.length === 0 || s2.length === 0) throw new ApiBenchFailed("no staked citizens indexed");
-  log(
-    `${rows.length} staked citizens (${s1.length} S1, ${s2.length} S2), ${wallets.length} wallets`,
-  );
+  const staked = `${rows.length} staked citizens (${s1.length} S1, ${s2.length} S2)`;
+  log(`${staked} over ${wallets.length} wallets`);
   const handle = createDatabase(url, { max: 1 });
   const { token } = await createToken(handle.db, `bench-api-${startedAt}`);
   await handle.close();

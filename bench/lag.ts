@@ -87,11 +87,7 @@ type Devnet = Awaited<ReturnType<typeof startDevnet>>;
  * The follower and the API, each its own process, caught up with the devnet: the two readings
  * polled (the node's head, the block the API serves) and the wallet's stream.
  */
-async function startServing(
-  run: Scratch,
-  { node, deployment, scenario }: Devnet,
-  settings: Settings,
-) {
+async function startServing(run: Scratch, { node, deployment, scenario }: Devnet, tickMs: number) {
   const handle = createDatabase(run.databaseUrl, { max: 1 });
   const { token } = await createToken(handle.db, "bench-lag");
   await handle.close();
@@ -103,7 +99,7 @@ async function startServing(
     STAKER_ADDRESS: deployment.addresses.staker,
     CHAIN_ID: String(deployment.chainId),
     START_BLOCK: String(deployment.deployBlock),
-    FOLLOW_INTERVAL_MS: String(settings["follow-interval-ms"]),
+    FOLLOW_INTERVAL_MS: String(tickMs),
   });
   const { base } = await run.serve("lag-api", ["api/main.ts"]);
   const wallet = scenario.wallets[0]!.address;
@@ -138,12 +134,8 @@ async function startServing(
  * are watched: when each block was first seen at each.
  */
 async function watchBlocks(run: Scratch, devnet: Devnet, settings: Settings) {
-  const {
-    blocks,
-    "interval-ms": intervalMs,
-    "transactions-per-block": transactionsPerBlock,
-  } = settings;
-  const serving = await startServing(run, devnet, settings);
+  const { blocks, "interval-ms": intervalMs, "transactions-per-block": perBlock } = settings;
+  const serving = await startServing(run, devnet, settings["follow-interval-ms"]);
   const { head } = serving;
   log(`indexer caught up at block ${head}; mining a block every ${intervalMs} ms`);
   const [arrived, served, streamed] = [firstSeen(head), firstSeen(head), firstSeen(head)];
@@ -155,7 +147,7 @@ async function watchBlocks(run: Scratch, devnet: Devnet, settings: Settings) {
   live.signal.addEventListener("abort", () => stream.close());
   const watching = Promise.all([
     stream.done,
-    devnet.scenario.live({ intervalMs, transactionsPerBlock, signal: live.signal }),
+    devnet.scenario.live({ intervalMs, transactionsPerBlock: perBlock, signal: live.signal }),
     poll(serving.blockNumber, arrived.observe, stopped),
     poll(serving.indexedBlock, served.observe, stopped),
   ]);
@@ -181,10 +173,6 @@ async function main() {
       parameters: { pollMs: POLL_MS, targetP95Ms: TARGET_P95_MS },
       raw: figures,
       ratios: { p95_over_target: round(figures.summary.p95Ms / TARGET_P95_MS, 4) },
-      notes: [
-        "indexer (scripts/cli.ts follow) and API (api/main.ts) run as their own processes",
-        "arrival = first eth_blockNumber poll answer showing the block; served = first API answer with X-Indexed-Block at or past it",
-      ],
     });
   } finally {
     await devnet.node.stop();

@@ -33,13 +33,11 @@ const lowered = ({ eventName, args }: Decoded) => ({
 const abi = mainnetStakerAbi;
 const viemDecode = (log: Log) =>
   decodeEventLog({ abi, topics: log.topics as [Hex], data: log.data, strict: true });
+const viemParse = () => parseEventLogs({ abi, logs, eventName: [...STAKER_EVENTS], strict: true });
 const decoders: [string, () => Decoded[]][] = [
   ["ours (decodeStakerEvent)", () => logs.map((log) => decodeStakerEvent(log.topics, log.data))],
   ["viem decodeEventLog", () => logs.map(viemDecode)],
-  [
-    "viem parseEventLogs",
-    () => parseEventLogs({ abi, logs, eventName: [...STAKER_EVENTS], strict: true }),
-  ],
+  ["viem parseEventLogs", viemParse],
 ];
 
 const expected = decoders[0]![1]();

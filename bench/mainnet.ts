@@ -92,6 +92,7 @@ async function indexThrough(
   { url, range, chunkSize }: Side,
   run: { label: string; role: "worker" | "follow"; checkNode?: boolean },
 ) {
+  log(`${run.role}: ${run.label} through the provider`);
   const provider = providerFor(url, settings.provider);
   // Another provider of the same shape, with its own budget: what RPC_CHECK_URL costs is there.
   const check = run.checkNode ? providerFor(url, settings.provider) : undefined;
@@ -137,12 +138,6 @@ async function indexThrough(
   }
 }
 
-/** A backfill of the side by one worker. */
-async function backfill(chains: Chains, label: string, side: Side, checkNode = false) {
-  log(`backfill: ${label} through the provider`);
-  return indexThrough(chains, side, { label, role: "worker", checkNode });
-}
-
 /** The limit through the same provider: eth_getLogs of the side's blocks in chunks, and COPY. */
 async function limitThrough({ node, scenario, settings }: Chains, side: Side) {
   const through = providerFor(side.url, settings.provider);
@@ -176,7 +171,6 @@ async function measureFollows(chains: Chains) {
   const follows = [];
   for (const fill of [undefined, ...settings.fills]) {
     const blooms = fill === undefined ? "empty" : String(fill);
-    log(`follow: the last ${TAIL_BLOCKS} blocks, blooms ${blooms} full`);
     sparse.setTailFill(fill);
     const admitted = await admittingBlocks(sparse.url, tail, scenario.deployment.addresses.staker);
     const label = `follow_${blooms.replace(".", "_")}`;
@@ -258,11 +252,12 @@ async function measure(chains: Chains) {
   sparse.resetOverhead();
   const sparseLimit = await limitThrough(chains, { ...sparseSide, chunkSize: PROVIDER_SPAN });
   const limitOverhead = sparse.overhead();
-  const dense = await backfill(chains, "dense", denseSide);
+  const dense = await indexThrough(chains, denseSide, { label: "dense", role: "worker" });
   sparse.resetOverhead();
-  const mainnetShaped = await backfill(chains, "sparse", sparseSide);
+  const mainnetShaped = await indexThrough(chains, sparseSide, { label: "sparse", role: "worker" });
   const backfillOverhead = sparse.overhead();
-  const checked = await backfill(chains, "sparse_check", sparseSide, true);
+  const checkNode = { label: "sparse_check", role: "worker", checkNode: true } as const;
+  const checked = await indexThrough(chains, sparseSide, checkNode);
   const follows = await measureFollows(chains);
   const { staker } = scenario.deployment.addresses;
   const shares = bloomShares(settings.fills, settings.seed, staker, BLOOM_DRAWS);
@@ -329,10 +324,6 @@ function printTables(
     { name: "dense", run: dense, limit: denseLimit, chunk: 4 },
     { name: "sparse (mainnet-shaped)", run: mainnetShaped, limit: sparseLimit, chunk: sparseChunk },
   ];
-  const readsBy = ({ rpc }: typeof dense) =>
-    Object.entries(rpc.stateReadsBy)
-      .map(([form, count]) => `${count} by ${form}`)
-      .join(", ");
   print(
     `mainnet-shaped backfill: ${scenario.stakerEvents} events, ${provider.latencyMs} ms (+0-${provider.jitterMs}) latency, ${PROVIDER_SPAN}-block eth_getLogs cap, budget ${provider.requestsPerSecond} calls/s; load average ${load.before.join(" ")} before, ${load.after.join(" ")} after`,
     columns(chains, {
@@ -365,7 +356,7 @@ function printTables(
     [
       `logs in eth_getLogs answers (their size, beside their count): dense ${dense.rpc.logsAnswered} (limit ${denseLimit.rpc.logsAnswered}), sparse ${mainnetShaped.rpc.logsAnswered} (limit ${sparseLimit.rpc.logsAnswered})`,
       `worker CPU: dense ${dense.cpuSeconds} s, sparse ${mainnetShaped.cpuSeconds} s; the sparse run's calls at the budget take ${round(mainnetShaped.rpc.calls / provider.requestsPerSecond, 1)} s`,
-      `state reads (eth_call, eth_getCode): dense ${readsBy(dense)}; sparse ${readsBy(mainnetShaped)}`,
+      `state reads (eth_call, eth_getCode) by how they name the block: dense ${byCount(dense.rpc.stateReadsBy)}; sparse ${byCount(mainnetShaped.rpc.stateReadsBy)}`,
     ].join("\n"),
     `the sparse node's own time: ${round(backfillOverhead.ownMicrosPerRequest, 0)} µs per HTTP request over ${backfillOverhead.requests} requests in the backfill (${round(backfillOverhead.ownMs / 1000, 2)} s of ${mainnetShaped.seconds} s), ${round(limitOverhead.ownMicrosPerRequest, 0)} µs in the limit`,
   );

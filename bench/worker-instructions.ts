@@ -24,7 +24,7 @@ import { CitizenReadCache } from "../indexer/fetch/citizen-read-cache.ts";
 import { fetchRange } from "../indexer/fetch/fetch-range.ts";
 import { unnestRows } from "../indexer/store/unnest-rows.ts";
 import { flag, readFlags, runMain } from "./support/flags.ts";
-import { defaultWallets, loadScenario } from "./support/harness.ts";
+import { loadScenario } from "./support/harness.ts";
 import { chunks } from "./support/limit.ts";
 import { log, RESULTS_DIR, round } from "./support/report.ts";
 
@@ -123,11 +123,8 @@ function countInstructions(file: string, count: number): number {
   const out = `${RESULTS_DIR}/callgrind-${process.pid}-${count}.out`;
   const args = ["--tool=callgrind", "--smc-check=all-non-file", `--callgrind-out-file=${out}`];
   const command = [process.execPath, import.meta.path, "--replay", file, String(count)];
-  const env = {
-    ...process.env,
-    BUN_JSC_useConcurrentJIT: "false",
-    BUN_JSC_useConcurrentGC: "false",
-  };
+  const mainThread = { BUN_JSC_useConcurrentJIT: "false", BUN_JSC_useConcurrentGC: "false" };
+  const env = { ...process.env, ...mainThread };
   const run = Bun.spawnSync(["valgrind", ...args, ...command], { env });
   if (run.exitCode !== 0)
     throw new Error(`callgrind exited ${run.exitCode}: ${run.stderr.toString().slice(-800)}`);
@@ -138,12 +135,9 @@ function countInstructions(file: string, count: number): number {
 }
 
 async function main() {
-  const settings = readFlags({
-    events: flag.number("2000", "300"),
-    "chunk-size": flag.number("16"),
-  });
-  const { events: size } = settings;
-  const spec = { seed: "backfill", events: size, wallets: defaultWallets(size) };
+  const flags = { events: flag.number("2000", "300"), "chunk-size": flag.number("16") };
+  const settings = readFlags(flags);
+  const spec = { seed: "backfill", events: settings.events };
   const { scenario, node } = await loadScenario(spec);
   const { deployBlock, addresses } = scenario.deployment;
   const blocks = chunks(deployBlock, scenario.head, settings["chunk-size"]);
@@ -160,9 +154,8 @@ async function main() {
   const perEvent = (a: number, b: number) => round((a - b) / events, 0);
   log(`${events} events in ${ranges.length} chunks of ${settings["chunk-size"]} blocks`);
   log(`instructions without chunks ${none.join(", ")}; with all ${all.join(", ")}`);
-  log(
-    `per event: ${perEvent(Math.min(...all), Math.max(...none))}-${perEvent(Math.max(...all), Math.min(...none))}`,
-  );
+  const range = `${perEvent(Math.min(...all), Math.max(...none))}-${perEvent(Math.max(...all), Math.min(...none))}`;
+  log(`per event: ${range}`);
 }
 
 if (Bun.argv[2] === "--replay") {

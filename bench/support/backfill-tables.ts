@@ -39,12 +39,9 @@ const over = (run: { eventsPerSecond: number } | undefined, limit: LimitRun | un
   ratio(run?.eventsPerSecond, limit?.eventsPerSecond);
 
 function runLabel(real: RealRun): string {
-  const path: Record<string, string> = {
-    direct: ", no proxy",
-    counting: "",
-    latency: `, ${real.proxyDelayMs} ms proxy`,
-  };
-  return `${real.workers} worker${real.workers > 1 ? "s" : ""} x ${real.concurrencyPerWorker}${path[real.path]}`;
+  const latency = real.proxyDelayMs > 0 ? `, ${real.proxyDelayMs} ms proxy` : "";
+  const path = real.path === "direct" ? ", no proxy" : latency;
+  return `${real.workers} worker${real.workers > 1 ? "s" : ""} x ${real.concurrencyPerWorker}${path}`;
 }
 
 /** The runs whose calls a proxy counted: every worker count and the latency run. */

@@ -57,19 +57,13 @@ export async function loadScenario({ wallets, ...given }: ScenarioSpec) {
   const anvil = { unlimitedRequestSize: true, startTimeoutMs: 600_000 };
   const chain = await startScenarioChain({ ...spec, anvil });
   const loadSeconds = round((performance.now() - started) / 1000, 1);
-  const head = chain.progress.block;
+  const { progress, deployment, citizensStaked = null, generatedSeconds = null } = chain;
   const how = chain.generated ? "generated and loaded" : "loaded";
-  log(`scenario ${how} in ${loadSeconds} s (head ${head})`);
-  const scenario = {
-    ...spec,
-    deployment: chain.deployment,
-    head,
-    stakerEvents: chain.progress.stakerEvents,
-    transactions: chain.progress.transactions,
-    citizensStaked: chain.citizensStaked ?? null,
-    generatedSeconds: chain.generatedSeconds ?? null,
-    stateBytes: (await stat(chain.stateFile)).size,
-  };
+  log(`scenario ${how} in ${loadSeconds} s (head ${progress.block})`);
+  const stateBytes = (await stat(chain.stateFile)).size;
+  // The chain's figures (staker events, transactions, blocks), its head, and the cache's.
+  const figures = { citizensStaked, generatedSeconds, stateBytes, head: progress.block };
+  const scenario = { ...spec, ...progress, ...figures, deployment };
   const node = { rpcUrl: chain.node.rpcUrl, pid: chain.node.process.pid, stop: chain.stop };
   return { scenario, node, generated: chain.generated, loadSeconds };
 }
@@ -114,13 +108,8 @@ export async function openScratch(label: string, existingDatabaseUrl?: string) {
      */
     async serve(name: string, args: string[], settings: Record<string, string> = {}) {
       const port = await freePort();
-      const child = this.spawn(name, args, {
-        HOST: "127.0.0.1",
-        PORT: String(port),
-        RATE_LIMIT_PER_MINUTE: "1000000000",
-        LOG_LEVEL: "warn",
-        ...settings,
-      });
+      const served = { HOST: "127.0.0.1", PORT: String(port), RATE_LIMIT_PER_MINUTE: "1000000000" };
+      const child = this.spawn(name, args, { ...served, LOG_LEVEL: "warn", ...settings });
       const base = `http://127.0.0.1:${port}`;
       const answers = () =>
         fetch(`${base}/healthz`).then(

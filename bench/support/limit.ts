@@ -163,9 +163,8 @@ export async function measureLimit(
   const database = await createScratchDatabase("bench_limit");
   const sql = postgres(database.url, { max: 1, onnotice: () => {} });
   const request = rpc(chain.url);
-  const client = createPublicClient({
-    transport: http(chain.url, { retryCount: 0, timeout: 120_000 }),
-  });
+  const transport = http(chain.url, { retryCount: 0, timeout: 120_000 });
+  const client = createPublicClient({ transport });
   const { contracts } = chain;
   const seen = new Map<string, bigint>();
   try {

@@ -33,8 +33,6 @@ export function spawnBun(label: string, args: string[], settings: Record<string,
   process.once("exit", killOnExit);
   const exited = () => child.exitCode !== null || child.signalCode !== null;
   return {
-    label,
-    pid: child.pid,
     logFile,
     /** Its resident memory now, in bytes. */
     rssBytes: () => statusBytes(child.pid, "VmRSS"),
@@ -43,10 +41,8 @@ export function spawnBun(label: string, args: string[], settings: Record<string,
     /** User + system CPU seconds used so far. */
     cpuSeconds: () => cpuSecondsOf(child.pid),
     assertAlive() {
-      if (exited()) {
-        const code = child.exitCode ?? child.signalCode;
-        throw new ChildExited(`${label} exited (${code}); see ${logFile}`);
-      }
+      const code = child.exitCode ?? child.signalCode;
+      if (exited()) throw new ChildExited(`${label} exited (${code}); see ${logFile}`);
     },
     async stop() {
       process.off("exit", killOnExit);

@@ -56,7 +56,6 @@ type Measurements = {
   parameters?: Record<string, unknown>;
   raw: Record<string, unknown>;
   ratios: Record<string, number | null>;
-  notes?: string[];
 };
 
 /**
@@ -72,14 +71,13 @@ export function startReport(name: string, flags: { smoke: boolean }) {
     startedAt,
     load,
     finish: () => Object.assign(load, { after: loadAverage() }),
-    async write({ parameters, notes = [], ...measured }: Measurements) {
+    async write({ parameters, ...measured }: Measurements) {
       const loadAverages = { loadAverageBefore: load.before, loadAverageAfter: load.after };
       const report = {
         name,
         smoke: flags.smoke,
         startedAt,
         parameters: { ...flags, ...parameters, ...loadAverages },
-        notes,
         ...measured,
         finishedAt: new Date().toISOString(),
         machine: machine(),
@@ -188,10 +186,9 @@ export function percentile(sorted: number[], p: number): number {
 
 export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1
-    ? sorted[middle]!
-    : round((sorted[middle - 1]! + sorted[middle]!) / 2, 3);
+  // The middle value, or the mean of the middle two.
+  const [low, high] = [sorted[Math.ceil(sorted.length / 2) - 1]!, sorted[sorted.length >> 1]!];
+  return low === high ? low : round((low + high) / 2, 3);
 }
 
 export function log(line: string): void {

@@ -12,19 +12,14 @@ class WrkFailed extends Error {
 
 const SCRIPT = join(import.meta.dir, "wrk-requests.lua");
 
-export interface WrkRequest {
-  path: string;
-  /** Sent as If-None-Match when set. */
-  ifNoneMatch?: string;
-}
+/** A request's path, and the ETag it sends as If-None-Match when set. */
+export type WrkRequest = { path: string; ifNoneMatch?: string };
 
 export type WrkResult = Awaited<ReturnType<typeof runWrk>>;
 
 export async function writeRequests(file: string, requests: WrkRequest[]): Promise<string> {
-  await writeFile(
-    file,
-    `${requests.map((request) => `${request.path}\t${request.ifNoneMatch ?? ""}`).join("\n")}\n`,
-  );
+  const lines = requests.map((request) => `${request.path}\t${request.ifNoneMatch ?? ""}\n`);
+  await writeFile(file, lines.join(""));
   return file;
 }
 
