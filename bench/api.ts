@@ -70,8 +70,8 @@ async function indexedDatabase(spec: ScenarioSpec): Promise<string> {
     const where = { rpcUrl: node.rpcUrl, staker: addresses.staker, chainId, databaseUrl };
     await using run = await openRun({ ...where, label: "bench_api", chunkSize: 4 });
     // One worker process does the chunks, so its job logs go to its log file, not this table.
-    const settings = { RPC_URL: node.rpcUrl };
-    const worker = run.spawn("api-bench-indexer", ["scripts/cli.ts", "worker"], settings);
+    const args = ["scripts/cli.ts", "worker"];
+    const worker = run.spawn("api-bench-indexer", args, { RPC_URL: node.rpcUrl });
     log(`indexing the scenario once into ${name} (worker log: ${worker.logFile})`);
     await run.indexRange({ from: deployBlock, to: scenario.head }, { pollMs: 100 });
     const sql = run.indexer.database.client;

@@ -53,13 +53,10 @@ async function poll(
 
 /** The time (ms) from `from` to `to` of each measured block, and its p50, p95, max and mean. */
 function delays(blocks: bigint[], from: Map<bigint, number>, to: Map<bigint, number>) {
-  const byBlock = blocks
-    .filter((block) => from.has(block) && to.has(block))
-    // A block served (or streamed) before the poll saw it at the node lags by less than a poll.
-    .map((block) => ({
-      block: `${block}`,
-      ms: round(Math.max(0, to.get(block)! - from.get(block)!), 1),
-    }));
+  // A block served (or streamed) before the poll saw it at the node lags by less than a poll.
+  const lagOf = (block: bigint) => round(Math.max(0, to.get(block)! - from.get(block)!), 1);
+  const seen = blocks.filter((block) => from.has(block) && to.has(block));
+  const byBlock = seen.map((block) => ({ block: `${block}`, ms: lagOf(block) }));
   const ms = byBlock.map((lag) => lag.ms).sort((a, b) => a - b);
   const [p50Ms, p95Ms, maxMs] = [percentile(ms, 50), percentile(ms, 95), ms.at(-1) ?? null];
   const meanMs = round(ms.reduce((sum, each) => sum + each, 0) / Math.max(1, ms.length), 1);

@@ -62,10 +62,8 @@ function nodeAnswers(mode: "record" | "replay", recording: Recording) {
     for (const [key, recorded] of Object.entries(recording.answers)) {
       const bytes = new TextEncoder().encode(answerText(key, recorded));
       const length = String(bytes.byteLength);
-      replies.set(key, {
-        bytes,
-        headers: { "content-type": "application/json", "content-length": length },
-      });
+      const headers = { "content-type": "application/json", "content-length": length };
+      replies.set(key, { bytes, headers });
     }
   }
   globalThis.fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {

@@ -153,13 +153,10 @@ export async function openRun(settings: RunSettings) {
   const scratch = await openScratch(settings.label, settings.databaseUrl);
   const maxLogRange = settings.maxLogRange ?? 10_000;
   const indexer = await createIndexer({
-    rpcUrl: settings.rpcUrl,
+    ...settings,
     databaseUrl: scratch.databaseUrl,
     redis: { url: scratch.redis.url },
     queuePrefix: scratch.redis.prefix,
-    staker: settings.staker,
-    chainId: settings.chainId,
-    chunkSize: settings.chunkSize,
     concurrency: 1,
     confirmations: 0,
     followIntervalMs: 200,
@@ -170,8 +167,6 @@ export async function openRun(settings: RunSettings) {
     const [failed] = await indexer.queues.chunks.getFailed(0, 0);
     return failed && `chunk ${failed.id} failed: ${failed.failedReason}`;
   };
-  const indexedTo = async (block: bigint) =>
-    ((await indexer.store.checkpoint())?.indexedBlock ?? -1n) >= block;
   return {
     ...scratch,
     indexer,
@@ -211,7 +206,7 @@ export async function openRun(settings: RunSettings) {
       const { to, chunks } = queue
         ? await indexer.enqueueBackfill({ startBlock: range.from, to: range.to })
         : { to: range.to, chunks: 0 };
-      const reached = () => indexedTo(to);
+      const reached = async () => ((await indexer.store.checkpoint())?.indexedBlock ?? -1n) >= to;
       const options = { timeoutMs: 30 * 60_000, pollMs, failed: failedChunk };
       await scratch.waitUntil(`indexing to ${to}`, reached, options);
       return { to, chunks, seconds: (performance.now() - started) / 1000 };

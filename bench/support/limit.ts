@@ -114,10 +114,8 @@ async function readChunk(
     for (const getter of GETTERS[season]) ask(first, citizen, address, getter, id);
     ask(uris, citizen, address, "tokenURI", id);
   }
-  const ethCalls = await Promise.all([
-    readRound(client, to, first),
-    readRound(client, to, uris, 50),
-  ]);
+  const firstRounds = [readRound(client, to, first), readRound(client, to, uris, 50)];
+  const ethCalls = await Promise.all(firstRounds);
   for (const citizen of citizens) {
     seen.set(citizen.key as string, (citizen.getVaultIdOfTokenId as bigint | undefined) ?? 0n);
     if (citizen.season === 1)
