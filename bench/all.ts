@@ -5,22 +5,15 @@
 import { runMain } from "./support/flags.ts";
 import { log } from "./support/report.ts";
 
-class BenchmarkFailed extends Error {
-  override name = "BenchmarkFailed";
-}
-
 runMain(async () => {
-  const passThrough = Bun.argv.slice(2).filter((flag) => flag === "--smoke");
+  const passThrough = Bun.argv.includes("--smoke") ? ["--smoke"] : [];
   const started = performance.now();
   for (const name of ["backfill", "mainnet", "lag", "api"]) {
     log(`bench:${name} ${passThrough.join(" ")}`);
     const command = [process.execPath, `bench/${name}.ts`, ...passThrough];
-    const child = Bun.spawn(command, {
-      cwd: `${import.meta.dir}/..`,
-      stdio: ["ignore", "inherit", "inherit"],
-    });
-    const code = await child.exited;
-    if (code !== 0) throw new BenchmarkFailed(`bench:${name} exited with ${code}`);
+    const stdio: ["ignore", "inherit", "inherit"] = ["ignore", "inherit", "inherit"];
+    const code = await Bun.spawn(command, { cwd: `${import.meta.dir}/..`, stdio }).exited;
+    if (code !== 0) return process.exit(code);
   }
   log(`all benchmarks done in ${((performance.now() - started) / 1000).toFixed(0)} s`);
 });

@@ -1,10 +1,9 @@
 /**
- * Read API throughput against the best bare primary-key server (Bun.serve with postgres.js and
- * Bun's SQL client, pool 1 and 4: "base"), each server in its own process and the load from wrk
- * in its own: the API for one S1 citizen, one S2 citizen and a listing, uncached and cached, 304s,
- * the as-of paths, and a soak. All servers run side by side and the targets take turns for
- * --rounds rounds; each figure is the median of its rounds. The database is the cached scenario
- * indexed once (kept as its own Postgres database). Each figure: docs/performance.md, "Read API".
+ * Read API throughput against the best bare primary-key server ("base"), each server and wrk in
+ * its own process: one S1 and one S2 citizen and a listing, uncached and cached, 304s, the as-of
+ * paths, and a soak. The targets take turns for --rounds rounds; each figure is the median of its
+ * rounds. The database is the cached scenario indexed once. Each figure: docs/performance.md,
+ * "Read API".
  *
  * `bun bench/api.ts [--duration 5] [--rounds 3] [--connections 64] [--threads 1] [--soak 120]
  *   [--soak-interval 10] [--events 100000] [--smoke]`
@@ -71,8 +70,8 @@ async function indexedDatabase(spec: ScenarioSpec): Promise<string> {
     const where = { rpcUrl: node.rpcUrl, staker: addresses.staker, chainId, databaseUrl };
     await using run = await openRun({ ...where, label: "bench_api", chunkSize: 4 });
     // One worker process does the chunks, so its job logs go to its log file, not this table.
-    const settings = { RPC_URL: node.rpcUrl };
-    const worker = run.spawn("api-bench-indexer", ["scripts/cli.ts", "worker"], settings);
+    const args = ["scripts/cli.ts", "worker"];
+    const worker = run.spawn("api-bench-indexer", args, { RPC_URL: node.rpcUrl });
     log(`indexing the scenario once into ${name} (worker log: ${worker.logFile})`);
     await run.indexRange({ from: deployBlock, to: scenario.head }, { pollMs: 100 });
     const sql = run.indexer.database.client;
@@ -103,13 +102,6 @@ function serverName(server: Server): string {
     : `primary-key-${server.client}-pool${server.pool}`;
 }
 
-/** Up to `count` items spread evenly over `items` (all of them when fewer). */
-function sample<T>(items: T[], count: number): T[] {
-  if (items.length <= count) return items;
-  const step = items.length / count;
-  return Array.from({ length: count }, (_, index) => items[Math.floor(index * step)]!);
-}
-
 function readSettings() {
   const flags = readFlags({
     duration: flag.number("5", "1"),
@@ -130,41 +122,27 @@ function readSettings() {
 async function main() {
   const settings = readSettings();
   const url = await indexedDatabase(settings.spec);
-  const report = startReport("api", settings.smoke);
+  const report = startReport("api", settings);
   const indexed = await readIndexed(url, report.startedAt);
   const targets = await loadTargets(settings, indexed);
   const { results, soak } = await measure(settings, url, indexed, targets);
   report.finish();
   const compared = compare(targets, results, soak);
   printTables(settings, indexed, targets, results, compared, report.load);
-  const { spec, connections, threads, duration, warmup } = settings;
   const { rows, s1, s2, wallets, asOfBlock } = indexed;
   await report.write({
     parameters: {
-      ...spec,
-      connections,
-      threads,
-      durationSeconds: duration,
-      warmupSeconds: warmup,
-      soakRuns: settings.soakRuns,
-      soakIntervalSeconds: settings["soak-interval"],
       apiPoolSize: config.api.poolSize,
       stakedCitizens: rows.length,
       stakedS1: s1.length,
       stakedS2: s2.length,
       stakerWallets: wallets.length,
-      apiLogLevel: "warn",
       wrk: await wrkVersion(),
       base: compared.best.key,
       asOfBlock,
     },
     raw: { ...results, soak, byRound: compared.byRound },
     ratios: compared.ratios,
-    notes: [
-      "each server runs in its own process, and wrk in its own process, on the same machine",
-      "CPU columns are cores used during the measured run (postgres: every postgres process on the machine)",
-      "targets are printed, never asserted",
-    ],
   });
 }
 
@@ -182,9 +160,8 @@ async function readIndexed(url: string, startedAt: string) {
   const s2 = rows.filter((row) => row.season === 2);
   const wallets = [...new Set(rows.map((row) => row.staker))];
   if (s1.length === 0 || s2.length === 0) throw new ApiBenchFailed("no staked citizens indexed");
-  log(
-    `${rows.length} staked citizens (${s1.length} S1, ${s2.length} S2) over ${wallets.length} wallets`,
-  );
+  const staked = `${rows.length} staked citizens (${s1.length} S1, ${s2.length} S2)`;
+  log(`${staked} over ${wallets.length} wallets`);
   const handle = createDatabase(url, { max: 1 });
   const { token } = await createToken(handle.db, `bench-api-${startedAt}`);
   await handle.close();
@@ -220,7 +197,8 @@ async function loadTargets({ spec }: Settings, { s1, s2, wallets, asOfBlock, tok
   /** For 304s: one GET per citizen (a sample) to learn its current ETag. */
   const collectEtags = async (serverBase: string) => {
     const requests: WrkRequest[] = [];
-    for (const request of sample(citizenRequests(s1, 1), 2_000)) {
+    // The staked citizens come in no particular order: the first 2,000 are a sample.
+    for (const request of citizenRequests(s1, 1).slice(0, 2_000)) {
       const response = await fetch(`${serverBase}${request.path}`, {
         headers: { authorization: `Bearer ${token}` },
       });
@@ -313,15 +291,9 @@ async function measure(settings: Settings, url: string, indexed: Indexed, target
     if (!running.has(serverName(server))) running.set(serverName(server), await start(server));
   }
   const serverOf = (target: LoadTarget) => running.get(serverName(target.server))!;
+  const load = { token, connections, threads };
   const wrk = (target: LoadTarget, seconds: number) =>
-    runWrk({
-      base: serverOf(target).base,
-      token,
-      requestsFile: target.requests,
-      connections,
-      threads,
-      seconds,
-    });
+    runWrk(serverOf(target).base, target.requests, seconds, load);
   for (const target of targets) {
     await target.prepare?.(serverOf(target).base);
     if (warmup > 0) await wrk(target, warmup);
@@ -333,12 +305,10 @@ async function measure(settings: Settings, url: string, indexed: Indexed, target
       const before = await cpuByRole({ children });
       const result = await wrk(target, settings.duration);
       const cores = coresBetween(before, await cpuByRole({ children }), result.seconds);
-      rounds
-        .get(target)!
-        .push({ ...result, serverCores: cores.children, postgresCores: cores.postgres });
-      log(
-        `round ${n}/${roundCount} ${target.label}: ${result.requestsPerSecond} req/s, p99 ${result.p99Ms} ms`,
-      );
+      const figures = { ...result, serverCores: cores.children, postgresCores: cores.postgres };
+      rounds.get(target)!.push(figures);
+      const rate = `${result.requestsPerSecond} req/s, p99 ${result.p99Ms} ms`;
+      log(`round ${n}/${roundCount} ${target.label}: ${rate}`);
     }
   }
   // The soak: consecutive runs against one API process that has already served every round,
@@ -365,59 +335,57 @@ function compare(targets: LoadTarget[], results: Record<string, Measured>, soak:
     results[b.key]!.requestsPerSecond > results[a.key]!.requestsPerSecond ? b : a,
   );
   const base = results[best.key]!;
-  const rate = (key: string) => results[key]!.requestsPerSecond;
-  const over = (key: string, of = best.key) => round(rate(key) / rate(of), 3);
-  const p99Over = (key: string) => round(results[key]!.p99Ms / base.p99Ms, 2);
+  const [fast, cache, half, soaked] = [0.8, 1.5, 0.5, 0.9].map((atLeast) => ({ atLeast }));
+  const tail = { atMost: 2 };
+  /** A figure: its name in the report's ratios and in the table, its value and its target. */
+  type Figure = [key: string, name: string, value: number, target?: Target];
+  const over = (key: string, name: string, target?: Target, of = "base"): Figure => {
+    const rate = (at: string) => results[at === "base" ? best.key : at]!.requestsPerSecond;
+    return [`${key}_over_${of}`, name, round(rate(key) / rate(of), 3), target];
+  };
   // The fastest baseline can have a long tail (pools of 4 queue unevenly), so the API's p99 is
   // also held against the shortest tail any baseline showed.
-  const shortestP99 = Math.min(...baselines.map((target) => results[target.key]!.p99Ms));
+  const shortest = Math.min(...baselines.map((target) => results[target.key]!.p99Ms));
+  const p99 = (key: string, name: string, target?: Target, of = base.p99Ms, against = "base") =>
+    [`${key}_p99_over_${against}`, name, round(results[key]!.p99Ms / of, 2), target] as Figure;
   const soakRates = soak.map((run) => run.requestsPerSecond);
-  const ratios = {
-    uncached_s1_over_base: over("uncached_s1"),
-    uncached_s2_over_base: over("uncached_s2"),
-    uncached_list_over_base: over("uncached_list"),
-    cached_s1_over_base: over("cached_s1"),
-    cached_s2_over_base: over("cached_s2"),
-    cached_list_over_base: over("cached_list"),
-    not_modified_s1_over_base: over("not_modified_s1"),
-    as_of_s1_over_uncached_s1: over("as_of_s1", "uncached_s1"),
-    as_of_list_over_uncached_list: over("as_of_list", "uncached_list"),
-    uncached_s1_p99_over_base: p99Over("uncached_s1"),
-    uncached_s2_p99_over_base: p99Over("uncached_s2"),
-    cached_s1_p99_over_base: p99Over("cached_s1"),
-    uncached_s1_p99_over_shortest_base_p99: round(results.uncached_s1!.p99Ms / shortestP99, 2),
-    uncached_s2_p99_over_shortest_base_p99: round(results.uncached_s2!.p99Ms / shortestP99, 2),
-    soak_last_over_first: round(soakRates.at(-1)! / soakRates[0]!, 3),
-    soak_min_over_first: round(Math.min(...soakRates) / soakRates[0]!, 3),
-  };
+  const soakOver = (rate: number) => round(rate / soakRates[0]!, 3);
+  const figures: Figure[] = [
+    over("uncached_s1", "uncached s1 / base", fast),
+    over("uncached_s2", "uncached s2 / base", fast),
+    over("cached_s1", "cached s1 / base", cache),
+    over("cached_s2", "cached s2 / base", cache),
+    over("cached_list", "cached listing / base"),
+    p99("uncached_s1", "uncached s1 p99 / base p99", tail),
+    p99("uncached_s2", "uncached s2 p99 / base p99", tail),
+    p99("cached_s1", "cached s1 p99 / base p99"),
+    p99("uncached_s1", "uncached s1 p99 / shortest base p99", tail, shortest, "shortest_base_p99"),
+    p99("uncached_s2", "uncached s2 p99 / shortest base p99", tail, shortest, "shortest_base_p99"),
+    ["soak_last_over_first", "soak: last / first", soakOver(soakRates.at(-1)!), soaked],
+    ["soak_min_over_first", "soak: lowest / first", soakOver(Math.min(...soakRates))],
+    over("uncached_list", "listing (no cache) / base", half),
+    over("as_of_s1", "as-of s1 / current s1 (no cache)", half, "uncached_s1"),
+    over("as_of_list", "as-of listing / current listing (no cache)", half, "uncached_list"),
+    over("not_modified_s1", "304 s1 / base"),
+  ];
+  const ratios = Object.fromEntries(figures.map(([key, , value]) => [key, value]));
 
   // The same ratios round by round, each against the base of its own round: a busy minute on a
   // shared machine then shows as one odd round instead of moving a median.
-  const byRound = Object.fromEntries(
-    ["uncached_s1", "uncached_s2", "uncached_list", "cached_s1", "cached_s2"].map((key) => [
-      key,
-      results[key]!.rounds.map((run, n) =>
-        round(run.requestsPerSecond / base.rounds[n]!.requestsPerSecond, 2),
-      ),
-    ]),
-  );
-  return { best, base, ratios, soakRates, byRound };
+  const baseRate = (n: number) => base.rounds[n]!.requestsPerSecond;
+  const perRound = (key: string) =>
+    results[key]!.rounds.map((run, n) => round(run.requestsPerSecond / baseRate(n), 2));
+  const keys = ["uncached_s1", "uncached_s2", "uncached_list", "cached_s1", "cached_s2"];
+  const byRound = Object.fromEntries(keys.map((key) => [key, perRound(key)]));
+  return { best, base, figures, ratios, soakRates, byRound };
 }
-
-const [fast, cache, tail, soaked, half] = [
-  { atLeast: 0.8 },
-  { atLeast: 1.5 },
-  { atMost: 2 },
-  { atLeast: 0.9 },
-  { atLeast: 0.5 },
-] satisfies Target[];
 
 function printTables(
   { connections, threads, duration }: Settings,
   { rows, wallets }: Indexed,
   targets: LoadTarget[],
   results: Record<string, Measured>,
-  { best, base, ratios, soakRates, byRound }: ReturnType<typeof compare>,
+  { best, base, figures, soakRates, byRound }: ReturnType<typeof compare>,
   load: { before: number[]; after: number[] },
 ) {
   const of = (target: LoadTarget) => results[target.key]!;
@@ -438,28 +406,10 @@ function printTables(
     }),
     `base = ${best.label} (${base.requestsPerSecond} req/s, p99 ${base.p99Ms} ms)`,
   );
-  console.log(
-    targetTable([
-      ["uncached s1 / base", ratios.uncached_s1_over_base, fast],
-      ["uncached s2 / base", ratios.uncached_s2_over_base, fast],
-      ["cached s1 / base", ratios.cached_s1_over_base, cache],
-      ["cached s2 / base", ratios.cached_s2_over_base, cache],
-      ["uncached s1 p99 / base p99", ratios.uncached_s1_p99_over_base, tail],
-      ["uncached s2 p99 / base p99", ratios.uncached_s2_p99_over_base, tail],
-      ["uncached s1 p99 / shortest base p99", ratios.uncached_s1_p99_over_shortest_base_p99, tail],
-      ["soak: last / first", ratios.soak_last_over_first, soaked],
-      ["listing (no cache) / base", ratios.uncached_list_over_base, half],
-      ["as-of s1 / current s1 (no cache)", ratios.as_of_s1_over_uncached_s1, half],
-      ["as-of listing / current listing (no cache)", ratios.as_of_list_over_uncached_list, half],
-      ["304 s1 / base", ratios.not_modified_s1_over_base],
-    ]),
-  );
+  print(targetTable(figures.map(([, name, value, target]) => [name, value, target])));
   console.log(`soak runs (req/s): ${soakRates.join(", ")}`);
-  console.log(
-    `per round, over that round's base: ${Object.entries(byRound)
-      .map(([key, values]) => `${key} ${values.join(", ")}`)
-      .join("; ")}`,
-  );
+  const rounds = Object.entries(byRound).map(([key, values]) => `${key} ${values.join(", ")}`);
+  console.log(`per round, over that round's base: ${rounds.join("; ")}`);
 }
 
 if (import.meta.main) runMain(main);

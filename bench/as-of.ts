@@ -1,9 +1,9 @@
 /**
- * As-of answers against current ones, and the chunk write time against the history already
- * stored, on a synthetic history (test/support/synthetic-history.ts) written chunk by chunk into
- * a scratch database as the indexer writes it. At each --at point the API's own statements (no
- * HTTP, no response cache: the uncached cost) answer random existing pairs and wallets, now and
- * as of random blocks, alternating for --rounds rounds. Figures: docs/performance.md, "As of".
+ * As-of answers against current ones, and the chunk write time against the history stored, on a
+ * synthetic history (test/support/synthetic-history.ts) written chunk by chunk as the indexer
+ * writes it. At each --at point the API's own statements (no HTTP, no response cache) answer
+ * random pairs and wallets, now and as of random blocks, alternating for --rounds rounds.
+ * Figures: docs/performance.md, "As of".
  *
  * `bun bench/as-of.ts [--events 1000000] [--citizens events/100] [--at 10000,100000,1000000]
  *   [--chunk 10000] [--requests 400] [--rounds 3] [--vacuum]`
@@ -16,10 +16,15 @@ import { sql } from "drizzle-orm";
 import { createCitizensService } from "../api/modules/citizens/service.ts";
 import { openReads } from "../api/reads.ts";
 import { createDatabase } from "../db/client.ts";
-import { defaultCitizens } from "../test/support/synthetic-history.ts";
+import { createScratchDatabase } from "../scratch/database.ts";
+import {
+  autovacuumIsOn,
+  type ChunkWritePoint,
+  defaultCitizens,
+  writeHistory,
+} from "../test/support/synthetic-history.ts";
 import { flag, readFlags, runMain } from "./support/flags.ts";
-import { writeScratchHistory } from "./support/harness.ts";
-import { chunkWriteTable, loadAverage, log, percentile, round, table } from "./support/report.ts";
+import { chunkWriteTable, log, median, percentile, round, table } from "./support/report.ts";
 
 type SampleRow = { season: number; citizen_id: string; staker: string; block: string };
 
@@ -56,13 +61,6 @@ async function time(calls: Array<() => Promise<unknown>>) {
   return latencies.sort((a, b) => a - b);
 }
 
-/** The middle of unsorted values, as the nearest-rank p50. */
-const middle = (values: number[]) =>
-  percentile(
-    [...values].sort((a, b) => a - b),
-    50,
-  );
-
 /** Each path's p50 and p99 now and as of, alternating for `rounds` rounds: a table row each. */
 async function compare(url: string, requests: number, rounds: number, indexed: number) {
   const { db, close: closeDatabase } = createDatabase(url, { max: 1 });
@@ -92,7 +90,7 @@ async function compare(url: string, requests: number, rounds: number, indexed: n
     }
     // Each round's latencies come sorted.
     const mid = (rank: number, of: "now" | "asOf") =>
-      middle(timed.map((round) => percentile(round[of], rank)));
+      median(timed.map((round) => percentile(round[of], rank)));
     const ratios = timed.map((round) => percentile(round.asOf, 50) / percentile(round.now, 50));
     results.push([
       path,
@@ -100,7 +98,7 @@ async function compare(url: string, requests: number, rounds: number, indexed: n
       `${round(mid(50, "asOf"), 3)}`,
       `${round(mid(99, "now"), 3)} / ${round(mid(99, "asOf"), 3)}`,
       `${ratios.map((ratio) => round(ratio, 2)).join(", ")}`,
-      middle(ratios) <= 2 ? "met" : "missed",
+      median(ratios) <= 2 ? "met" : "missed",
     ]);
   }
   await Promise.all([reads.close(), closeDatabase()]);
@@ -117,21 +115,29 @@ runMain(async () => {
     requests: flag.number("400"),
     rounds: flag.number("3"),
   });
-  const { events, requests, rounds } = flags;
+  const { events, requests, rounds, chunk: chunkEvents, vacuum } = flags;
   const at = flags.at.filter((point) => point <= events);
-  const chunkEvents = flags.chunk;
   const citizens = flags.citizens ?? defaultCitizens(events);
-  log(`staging ${events} synthetic events (load ${loadAverage().join(" ")})`);
+  log(`staging ${events} synthetic events (load ${round(os.loadavg()[0]!, 1)})`);
   const answers: string[][] = [];
-  const options = { events, citizens, chunkEvents, at, vacuum: flags.vacuum };
-  const writes = await writeScratchHistory("bench_as_of", options, async (point, { db, url }) => {
+  const database = await createScratchDatabase("bench_as_of");
+  const { db, close } = createDatabase(database.url, { max: 1 });
+  const onPoint = async (point: ChunkWritePoint) => {
+    log(`  ${point.storedEvents} events stored: chunk write ${point.chunkWriteMs} ms`);
     await db.execute(sql`analyze`);
-    const rows = await compare(url, requests, rounds, point.indexedBlock);
-    for (const row of rows) {
+    for (const row of await compare(database.url, requests, rounds, point.indexedBlock)) {
       answers.push([`${point.storedEvents}`, ...row, `${round(os.loadavg()[0]!, 1)}`]);
     }
-  });
-  log(chunkWriteTable(writes, chunkEvents));
+  };
+  try {
+    const vacuumed = vacuum ? "vacuuming between chunks (untimed)" : "no vacuum between chunks";
+    log(`autovacuum ${(await autovacuumIsOn(db)) ? "on" : "off"} on this server; ${vacuumed}`);
+    const options = { events, citizens, chunkEvents, at, vacuum, onPoint };
+    log(chunkWriteTable(await writeHistory(db, options), chunkEvents));
+  } finally {
+    await close();
+    await database.drop();
+  }
   const header = ["stored events", "path", "now p50", "as-of p50", "p99 now / as-of"];
   header.push("as-of / now per round", "≤ 2×", "load 1m");
   const title = `answers, ms per call through the API's statements (no HTTP, no response cache), ${rounds} alternating rounds of ${requests}`;

@@ -17,6 +17,7 @@ import { openScratch } from "./support/harness.ts";
 const SAMPLE_MS = 15_000;
 const MB = 1024 * 1024;
 const WARM_UP_S = 120;
+const mb = (bytes: number) => `${(bytes / MB).toFixed(1)} MB`;
 
 runMain(async () => {
   const { minutes } = readFlags({ minutes: flag.number("10", "1") });
@@ -39,12 +40,9 @@ runMain(async () => {
     try {
       while (Date.now() - started < minutes * 60_000) {
         follow.assertAlive();
-        const sample = {
-          second: Math.round((Date.now() - started) / 1000),
-          rss: await follow.rssBytes(),
-        };
-        samples.push(sample);
-        console.log(`${String(sample.second).padStart(5)} s  ${(sample.rss / MB).toFixed(1)} MB`);
+        const [second, rss] = [Math.round((Date.now() - started) / 1000), await follow.rssBytes()];
+        samples.push({ second, rss });
+        console.log(`${String(second).padStart(5)} s  ${mb(rss)}`);
         await Bun.sleep(SAMPLE_MS);
       }
     } finally {
@@ -58,10 +56,8 @@ runMain(async () => {
       .filter((part) => part.length > 0)
       .map((part) => Math.min(...part.map((sample) => sample.rss)));
     const peak = Math.max(...samples.map((sample) => sample.rss));
-    const mb = (bytes: number) => `${(bytes / MB).toFixed(1)} MB`;
-    console.log(
-      `floors by third of the run after the first 2 minutes: ${floors.map(mb).join(", ")}; peak ${mb(peak)}`,
-    );
+    const summary = `${floors.map(mb).join(", ")}; peak ${mb(peak)}`;
+    console.log(`floors by third of the run after the first 2 minutes: ${summary}`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

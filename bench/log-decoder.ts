@@ -31,19 +31,13 @@ const lowered = ({ eventName, args }: Decoded) => ({
   args: Object.fromEntries(Object.entries(args as object).map(([key, v]) => [key, lower(v)])),
 });
 const abi = mainnetStakerAbi;
+const viemDecode = (log: Log) =>
+  decodeEventLog({ abi, topics: log.topics as [Hex], data: log.data, strict: true });
+const viemParse = () => parseEventLogs({ abi, logs, eventName: [...STAKER_EVENTS], strict: true });
 const decoders: [string, () => Decoded[]][] = [
   ["ours (decodeStakerEvent)", () => logs.map((log) => decodeStakerEvent(log.topics, log.data))],
-  [
-    "viem decodeEventLog",
-    () =>
-      logs.map((log) =>
-        decodeEventLog({ abi, topics: log.topics as [Hex], data: log.data, strict: true }),
-      ),
-  ],
-  [
-    "viem parseEventLogs",
-    () => parseEventLogs({ abi, logs, eventName: [...STAKER_EVENTS], strict: true }),
-  ],
+  ["viem decodeEventLog", () => logs.map(viemDecode)],
+  ["viem parseEventLogs", viemParse],
 ];
 
 const expected = decoders[0]![1]();

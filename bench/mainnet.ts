@@ -1,10 +1,8 @@
 /**
  * The backfill on a mainnet-shaped chain (the scenario's events spread over millions of blocks)
- * through a provider-shaped node (latency, an eth_getLogs cap, a request budget), beside the
- * same run on the dense chain, each against the raw limit through the same node; then the
- * missing-log checks: the sparse backfill with a second node instead of the Transfer check, and
- * the follower over a mainnet-shaped tail at each `--follow-fills` share of bloom bits set.
- * Each run and figure: docs/performance.md, "Mainnet-shaped".
+ * and on the dense one through a provider-shaped node, each against the raw limit through it;
+ * then the missing-log checks (a second node, the follower at each `--follow-fills`). Each run
+ * and figure: docs/performance.md, "Mainnet-shaped".
  *
  * `bun bench/mainnet.ts` (20,000 events over 2,000,000 blocks) or `--smoke` (2,000 over 200,000).
  */
@@ -14,13 +12,7 @@ import { bloomWithFill } from "../test/support/busy-blocks.ts";
 import { type ProviderNodeStats, startProviderNode } from "../test/support/provider-node.ts";
 import { type SparseChain, spreadBlocks, startSparseChain } from "../test/support/sparse-chain.ts";
 import { BadFlag, flag, readFlags, runMain } from "./support/flags.ts";
-import {
-  defaultWallets,
-  type LoadedScenario,
-  loadScenario,
-  openRun,
-  rpc,
-} from "./support/harness.ts";
+import { type LoadedScenario, loadScenario, openRun, rpc } from "./support/harness.ts";
 import { measureLimit } from "./support/limit.ts";
 import {
   byCount,
@@ -47,7 +39,6 @@ const BLOOM_DRAWS = 5_000;
 const over = (run: { eventsPerSecond: number }, limit: { eventsPerSecond: number }) =>
   ratio(run.eventsPerSecond, limit.eventsPerSecond, 3);
 
-type Provider = { latencyMs: number; jitterMs: number; requestsPerSecond: number };
 type Range = { from: bigint; to: bigint };
 /** A chain to index: where, which blocks, in chunks of how many. */
 type Side = { url: string; range: Range; chunkSize: number };
@@ -56,7 +47,7 @@ type Settings = ReturnType<typeof readSettings>;
 type Chains = LoadedScenario & { sparse: SparseChain; settings: Settings };
 
 /** A provider-shaped node in front of `chainUrl`, and its calls since it started, by method. */
-function providerFor(chainUrl: string, provider: Provider) {
+function providerFor(chainUrl: string, provider: Settings["provider"]) {
   const node = startProviderNode(chainUrl, {
     ...provider,
     logs: { maxSpan: PROVIDER_SPAN, wording: "Infura (span)" },
@@ -73,26 +64,21 @@ function providerFor(chainUrl: string, provider: Provider) {
   };
 }
 
-/** Calls since `before`, by method, and the 429s among them. */
+/** Each count of `after` less the same of `before`; with `moved`, only those that moved. */
+const less = <T extends Record<string, number>>(before: object, after: T, moved = false) =>
+  Object.fromEntries(
+    Object.entries(after)
+      .map(([key, count]) => [key, count - ((before as T)[key] ?? 0)] as const)
+      .filter(([, count]) => !moved || count !== 0),
+  ) as T;
+
+/** Calls since `before`: the counts (the 429s among them), reads by block form, calls by method. */
 function callsSince(before: ProviderNodeStats, after: ProviderNodeStats) {
-  const byMethod: Record<string, number> = {};
-  for (const [method, count] of Object.entries(after.callsByMethod)) {
-    const since = count - (before.callsByMethod[method] ?? 0);
-    if (since > 0) byMethod[method] = since;
-  }
-  const since = (of: (stats: ProviderNodeStats) => number) => of(after) - of(before);
+  const { callsByMethod, stateReadsBy, peakCallsPerSecond: _, ...counts } = after;
   return {
-    calls: since((s) => s.calls),
-    httpRequests: since((s) => s.httpRequests),
-    callsOverBudget: since((s) => s.callsOverBudget),
-    refusedLogRanges: since((s) => s.refusedLogRanges),
-    logsAnswered: since((s) => s.logsAnswered),
-    stateReadsBy: {
-      hash: since((s) => s.stateReadsBy.hash),
-      number: since((s) => s.stateReadsBy.number),
-      tag: since((s) => s.stateReadsBy.tag),
-    },
-    byMethod,
+    ...less(before, counts),
+    stateReadsBy: less(before.stateReadsBy, stateReadsBy),
+    byMethod: less(before.callsByMethod, callsByMethod, true),
   };
 }
 
@@ -106,6 +92,7 @@ async function indexThrough(
   { url, range, chunkSize }: Side,
   run: { label: string; role: "worker" | "follow"; checkNode?: boolean },
 ) {
+  log(`${run.role}: ${run.label} through the provider`);
   const provider = providerFor(url, settings.provider);
   // Another provider of the same shape, with its own budget: what RPC_CHECK_URL costs is there.
   const check = run.checkNode ? providerFor(url, settings.provider) : undefined;
@@ -131,12 +118,15 @@ async function indexThrough(
     const cpuBefore = await child!.cpuSeconds();
     const waits = follow ? { queue: false, pollMs: 10 } : {};
     const { to, chunks, seconds } = await indexing.indexRange(range, waits);
+    const blocks = Number(to - range.from + 1n);
+    const events = await indexing.indexer.store.countEvents(range.from, to);
     return {
-      blocks: Number(to - range.from + 1n),
+      blocks,
       chunks,
-      events: await indexing.indexer.store.countEvents(range.from, to),
+      events,
       seconds: round(seconds, 2),
-      exactSeconds: seconds,
+      eventsPerSecond: round(events / seconds, 0),
+      blocksPerSecond: round(blocks / seconds, 1),
       /** The process's CPU: beside `seconds`, whether it waited on the budget or the CPU. */
       cpuSeconds: round((await child!.cpuSeconds()) - cpuBefore, 2),
       rpc: provider.calls(),
@@ -146,15 +136,6 @@ async function indexThrough(
     provider.stop();
     check?.stop();
   }
-}
-
-/** A backfill of the side by one worker, its figures as the report has always named them. */
-async function backfill(chains: Chains, label: string, side: Side, checkNode = false) {
-  log(`backfill: ${label} through the provider`);
-  const run = await indexThrough(chains, side, { label, role: "worker", checkNode });
-  const { cpuSeconds, exactSeconds, ...figures } = run;
-  const eventsPerSecond = round(run.events / exactSeconds, 0);
-  return { ...figures, eventsPerSecond, workerCpuSeconds: cpuSeconds };
 }
 
 /** The limit through the same provider: eth_getLogs of the side's blocks in chunks, and COPY. */
@@ -190,24 +171,15 @@ async function measureFollows(chains: Chains) {
   const follows = [];
   for (const fill of [undefined, ...settings.fills]) {
     const blooms = fill === undefined ? "empty" : String(fill);
-    log(`follow: the last ${TAIL_BLOCKS} blocks, blooms ${blooms} full`);
     sparse.setTailFill(fill);
     const admitted = await admittingBlocks(sparse.url, tail, scenario.deployment.addresses.staker);
     const label = `follow_${blooms.replace(".", "_")}`;
     const side = { url: sparse.url, range: tail, chunkSize: 2_000 };
     const run = await indexThrough(chains, side, { label, role: "follow" });
-    follows.push({
-      fill,
-      admitted,
-      blocks: run.blocks,
-      seconds: run.seconds,
-      blocksPerSecond: round(run.blocks / run.exactSeconds, 1),
-      callsPerBlock: round(run.rpc.calls / run.blocks, 2),
-      /** The follow process's CPU: the receipts' tries are built there. */
-      cpuSeconds: run.cpuSeconds,
-      receiptsRead: run.rpc.byMethod.eth_getBlockReceipts ?? 0,
-      rpc: run.rpc,
-    });
+    const receiptsRead = run.rpc.byMethod.eth_getBlockReceipts ?? 0;
+    const callsPerBlock = round(run.rpc.calls / run.blocks, 2);
+    // The follow process's CPU (`cpuSeconds`) is where the receipts' tries are built.
+    follows.push({ fill, admitted, receiptsRead, callsPerBlock, ...run });
   }
   return follows;
 }
@@ -241,22 +213,16 @@ function readSettings() {
   });
   const fills = flags["follow-fills"].split(",").map(Number);
   if (fills.some((fill) => !(fill > 0 && fill < 1))) {
-    throw new BadFlag(
-      `--follow-fills: shares of bloom bits between 0 and 1, got ${flags["follow-fills"]}`,
-    );
+    throw new BadFlag(`--follow-fills takes shares of bloom bits between 0 and 1`);
   }
-  const provider: Provider = {
-    latencyMs: flags["latency-ms"],
-    jitterMs: flags["jitter-ms"],
-    requestsPerSecond: flags.budget,
-  };
-  return { ...flags, fills, provider };
+  const { "latency-ms": latencyMs, "jitter-ms": jitterMs, budget: requestsPerSecond } = flags;
+  return { ...flags, fills, provider: { latencyMs, jitterMs, requestsPerSecond } };
 }
 
 /** The scenario's chain, and the same blocks spread over --blocks with a busy tail after. */
 async function openChains(settings: Settings): Promise<Chains> {
   const { seed, events, fills } = settings;
-  const loaded = await loadScenario({ seed, events, wallets: defaultWallets(events) });
+  const loaded = await loadScenario({ seed, events });
   const { scenario } = loaded;
   const deploy = scenario.deployment.deployBlock;
   const random = new SeededRandom(`mainnet-${seed}`);
@@ -267,9 +233,8 @@ async function openChains(settings: Settings): Promise<Chains> {
     tailBlocks: TAIL_BLOCKS,
     busyTail: { fills, seed: `mainnet-${seed}` },
   });
-  log(
-    `sparse chain: ${blocks} real blocks of ${scenario.stakerEvents} events spread over ${sparse.sparseHead - deploy} blocks (head ${sparse.sparseHead})`,
-  );
+  const spread = `${scenario.stakerEvents} events spread over ${sparse.sparseHead - deploy} blocks`;
+  log(`sparse chain: ${blocks} real blocks of ${spread} (head ${sparse.sparseHead})`);
   return { ...loaded, sparse, settings };
 }
 
@@ -287,11 +252,12 @@ async function measure(chains: Chains) {
   sparse.resetOverhead();
   const sparseLimit = await limitThrough(chains, { ...sparseSide, chunkSize: PROVIDER_SPAN });
   const limitOverhead = sparse.overhead();
-  const dense = await backfill(chains, "dense", denseSide);
+  const dense = await indexThrough(chains, denseSide, { label: "dense", role: "worker" });
   sparse.resetOverhead();
-  const mainnetShaped = await backfill(chains, "sparse", sparseSide);
+  const mainnetShaped = await indexThrough(chains, sparseSide, { label: "sparse", role: "worker" });
   const backfillOverhead = sparse.overhead();
-  const checked = await backfill(chains, "sparse_check", sparseSide, true);
+  const checkNode = { label: "sparse_check", role: "worker", checkNode: true } as const;
+  const checked = await indexThrough(chains, sparseSide, checkNode);
   const follows = await measureFollows(chains);
   const { staker } = scenario.deployment.addresses;
   const shares = bloomShares(settings.fills, settings.seed, staker, BLOOM_DRAWS);
@@ -301,7 +267,7 @@ async function measure(chains: Chains) {
 
 async function main() {
   const settings = readSettings();
-  const report = startReport("mainnet", settings.smoke);
+  const report = startReport("mainnet", settings);
   const chains = await openChains(settings);
   const { scenario, node, sparse } = chains;
   const deploy = scenario.deployment.deployBlock;
@@ -312,15 +278,10 @@ async function main() {
     const { dense, denseLimit, mainnetShaped, sparseLimit, checked, follows } = figures;
     await report.write({
       parameters: {
-        seed: settings.seed,
-        events: settings.events,
         sparseBlocks: Number(sparse.sparseHead - deploy),
         realBlocks: Number(scenario.head - deploy),
-        provider: settings.provider,
         providerSpan: PROVIDER_SPAN,
         chunkSizeDense: 4,
-        chunkSizeSparse: settings["sparse-chunk"],
-        followFills: settings.fills,
         tailBlocks: TAIL_BLOCKS,
       },
       raw: {
@@ -349,8 +310,6 @@ async function main() {
   }
 }
 
-type Backfilled = Awaited<ReturnType<typeof backfill>>;
-
 /** The report's figures as tables and lines on stdout. */
 function printTables(
   { scenario, settings }: Chains,
@@ -360,19 +319,11 @@ function printTables(
   const { provider } = settings;
   const { dense, denseLimit, mainnetShaped, sparseLimit, checked } = f;
   const { backfill: backfillOverhead, limit: limitOverhead } = f.overhead;
+  const sparseChunk = settings["sparse-chunk"];
   const chains = [
     { name: "dense", run: dense, limit: denseLimit, chunk: 4 },
-    {
-      name: "sparse (mainnet-shaped)",
-      run: mainnetShaped,
-      limit: sparseLimit,
-      chunk: settings["sparse-chunk"],
-    },
+    { name: "sparse (mainnet-shaped)", run: mainnetShaped, limit: sparseLimit, chunk: sparseChunk },
   ];
-  const readsBy = ({ rpc }: Backfilled) =>
-    Object.entries(rpc.stateReadsBy)
-      .map(([form, count]) => `${count} by ${form}`)
-      .join(", ");
   print(
     `mainnet-shaped backfill: ${scenario.stakerEvents} events, ${provider.latencyMs} ms (+0-${provider.jitterMs}) latency, ${PROVIDER_SPAN}-block eth_getLogs cap, budget ${provider.requestsPerSecond} calls/s; load average ${load.before.join(" ")} before, ${load.after.join(" ")} after`,
     columns(chains, {
@@ -404,8 +355,8 @@ function printTables(
     `blooms that admit the staker by chance, of ${BLOOM_DRAWS} random ones at each fill: ${f.shares.map(({ fill, admitted }) => `${fill} full: ${admitted}`).join(", ")}`,
     [
       `logs in eth_getLogs answers (their size, beside their count): dense ${dense.rpc.logsAnswered} (limit ${denseLimit.rpc.logsAnswered}), sparse ${mainnetShaped.rpc.logsAnswered} (limit ${sparseLimit.rpc.logsAnswered})`,
-      `worker CPU: dense ${dense.workerCpuSeconds} s, sparse ${mainnetShaped.workerCpuSeconds} s; the sparse run's calls at the budget take ${round(mainnetShaped.rpc.calls / provider.requestsPerSecond, 1)} s`,
-      `state reads (eth_call, eth_getCode): dense ${readsBy(dense)}; sparse ${readsBy(mainnetShaped)}`,
+      `worker CPU: dense ${dense.cpuSeconds} s, sparse ${mainnetShaped.cpuSeconds} s; the sparse run's calls at the budget take ${round(mainnetShaped.rpc.calls / provider.requestsPerSecond, 1)} s`,
+      `state reads (eth_call, eth_getCode) by how they name the block: dense ${byCount(dense.rpc.stateReadsBy)}; sparse ${byCount(mainnetShaped.rpc.stateReadsBy)}`,
     ].join("\n"),
     `the sparse node's own time: ${round(backfillOverhead.ownMicrosPerRequest, 0)} µs per HTTP request over ${backfillOverhead.requests} requests in the backfill (${round(backfillOverhead.ownMs / 1000, 2)} s of ${mainnetShaped.seconds} s), ${round(limitOverhead.ownMicrosPerRequest, 0)} µs in the limit`,
   );

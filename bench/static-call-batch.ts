@@ -33,12 +33,7 @@ for (const wallet of new Set(logs.map((log) => log.args.staker!))) {
   for (const { citizenId } of s2) stakes.push({ season: 2, citizenId, staker: wallet, ...at });
 }
 const anvil = chain.node.process.pid;
-const sample = async () => [
-  performance.now(),
-  await cpuOf(process.pid),
-  await cpuOf(anvil),
-  ethCalls,
-];
+const now = async () => [performance.now(), await cpuOf(process.pid), await cpuOf(anvil), ethCalls];
 const paths: Record<string, () => BlockReads> = {
   "static-call batch": () => createBlockReads(client),
   "viem multicall": () => ({ read: (call) => client.readContract(call as never) as never }),
@@ -47,11 +42,11 @@ const runs = Object.fromEntries(Object.keys(paths).map((name) => [name, [] as nu
 // Round 0 warms the JIT and the node's caches up; the order alternates.
 for (let round = 0; round <= rounds; round++) {
   for (const name of round % 2 ? Object.keys(paths) : Object.keys(paths).reverse()) {
-    const before = await sample();
+    const before = await now();
     const components = await readCitizenComponents(paths[name]!(), contracts, stakes, at);
     const withVaults = stakes.map((stake, i) => ({ ...stake, ...components[i] }));
     await readStakes(paths[name]!(), contracts, withVaults);
-    if (round > 0) runs[name]!.push((await sample()).map((value, k) => value - before[k]!));
+    if (round > 0) runs[name]!.push((await now()).map((value, k) => value - before[k]!));
   }
 }
 await chain.stop();

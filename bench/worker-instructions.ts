@@ -1,22 +1,16 @@
 /**
  * A worker's CPU per event as instructions, which callgrind counts alike on any machine of the
- * kind whatever else runs on it, where seconds per event moved 2x between two machines. valgrind
- * 3.19 (Debian 12's) does not know epoll_pwait2, which Bun's event loop waits in, so a worker
- * that talks to sockets hangs under it. Here a scenario chain's node answers are recorded once,
- * then the fetch stage (fetch-range.ts: logs, headers, reads, rows) runs on them with `fetch`
- * replaced (no socket), and each chunk's INSERT statements are built (unnest-rows.ts) but not
- * sent: the worker's own work without the I/O. A replayed answer is the node's bytes with anvil's
- * headers, made before the run; the fake fetch only strips the request's ids to find it. Counted
- * twice each with no chunks and with all of them; (all - none) / events is the figure. The JIT and
- * the collector are kept on the main thread (BUN_JSC_useConcurrentJIT/GC=false): on threads of
- * their own they moved a count by 20% from one run to the next, on it by 3% (both counts are
- * printed). The JIT's compiling and the code's cold runs are in the figure: about 30% of it at
- * 2,000 events (a second pass over the same chunks in one process costs that much less).
+ * kind whatever else runs on it. valgrind 3.19 (Debian 12's) does not know epoll_pwait2, which
+ * Bun's event loop waits in, so a worker that talks to sockets hangs under it: here a scenario
+ * chain's node answers are recorded once, then the fetch stage runs on them with `fetch` replaced
+ * (no socket) and each chunk's INSERT statements are built but not sent. Counted twice each with
+ * no chunks and with all of them; (all - none) / events is the figure. The JIT and the collector
+ * stay on the main thread (BUN_JSC_useConcurrentJIT/GC=false): on threads of their own they moved
+ * a count by 20% from one run to the next. Figures: docs/performance.md, "Worker instructions".
  *
- * `bun bench/worker-instructions.ts [--events 2000] [--chunk-size 16] [--record-only]` (minutes:
- * callgrind runs Bun about 50 times slower). A hotspot picture of the same work, without
- * callgrind: `bun --cpu-prof bench/worker-instructions.ts --replay <recording> <chunks> [passes]`
- * on the recording it writes to bench/results/.
+ * `bun bench/worker-instructions.ts [--events 2000] [--chunk-size 16]` (minutes: callgrind runs
+ * Bun about 50 times slower); `bun --cpu-prof bench/worker-instructions.ts --replay <recording>
+ * <chunks> [passes]` profiles the same work on the recording it writes to bench/results/.
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { drizzle } from "drizzle-orm/postgres-js";
@@ -30,7 +24,7 @@ import { CitizenReadCache } from "../indexer/fetch/citizen-read-cache.ts";
 import { fetchRange } from "../indexer/fetch/fetch-range.ts";
 import { unnestRows } from "../indexer/store/unnest-rows.ts";
 import { flag, readFlags, runMain } from "./support/flags.ts";
-import { defaultWallets, loadScenario } from "./support/harness.ts";
+import { loadScenario } from "./support/harness.ts";
 import { chunks } from "./support/limit.ts";
 import { log, RESULTS_DIR, round } from "./support/report.ts";
 
@@ -68,10 +62,8 @@ function nodeAnswers(mode: "record" | "replay", recording: Recording) {
     for (const [key, recorded] of Object.entries(recording.answers)) {
       const bytes = new TextEncoder().encode(answerText(key, recorded));
       const length = String(bytes.byteLength);
-      replies.set(key, {
-        bytes,
-        headers: { "content-type": "application/json", "content-length": length },
-      });
+      const headers = { "content-type": "application/json", "content-length": length };
+      replies.set(key, { bytes, headers });
     }
   }
   globalThis.fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
@@ -129,11 +121,8 @@ function countInstructions(file: string, count: number): number {
   const out = `${RESULTS_DIR}/callgrind-${process.pid}-${count}.out`;
   const args = ["--tool=callgrind", "--smc-check=all-non-file", `--callgrind-out-file=${out}`];
   const command = [process.execPath, import.meta.path, "--replay", file, String(count)];
-  const env = {
-    ...process.env,
-    BUN_JSC_useConcurrentJIT: "false",
-    BUN_JSC_useConcurrentGC: "false",
-  };
+  const mainThread = { BUN_JSC_useConcurrentJIT: "false", BUN_JSC_useConcurrentGC: "false" };
+  const env = { ...process.env, ...mainThread };
   const run = Bun.spawnSync(["valgrind", ...args, ...command], { env });
   if (run.exitCode !== 0)
     throw new Error(`callgrind exited ${run.exitCode}: ${run.stderr.toString().slice(-800)}`);
@@ -144,13 +133,9 @@ function countInstructions(file: string, count: number): number {
 }
 
 async function main() {
-  const settings = readFlags({
-    events: flag.number("2000", "300"),
-    "chunk-size": flag.number("16"),
-    "record-only": flag.boolean(),
-  });
-  const { events: size } = settings;
-  const spec = { seed: "backfill", events: size, wallets: defaultWallets(size) };
+  const flags = { events: flag.number("2000", "300"), "chunk-size": flag.number("16") };
+  const settings = readFlags(flags);
+  const spec = { seed: "backfill", events: settings.events };
   const { scenario, node } = await loadScenario(spec);
   const { deployBlock, addresses } = scenario.deployment;
   const blocks = chunks(deployBlock, scenario.head, settings["chunk-size"]);
@@ -161,16 +146,14 @@ async function main() {
   const file = `${RESULTS_DIR}/node-answers-${spec.seed}-${spec.events}.json`;
   mkdirSync(RESULTS_DIR, { recursive: true });
   writeFileSync(file, JSON.stringify(recording));
-  if (settings["record-only"]) return log(`${events} events recorded in ${file}`);
   // Each count twice: how far apart two runs of the same replay land.
   const counts = (count: number) => [1, 2].map(() => countInstructions(file, count));
   const [none, all] = [counts(0), counts(ranges.length)];
   const perEvent = (a: number, b: number) => round((a - b) / events, 0);
   log(`${events} events in ${ranges.length} chunks of ${settings["chunk-size"]} blocks`);
   log(`instructions without chunks ${none.join(", ")}; with all ${all.join(", ")}`);
-  log(
-    `per event: ${perEvent(Math.min(...all), Math.max(...none))}-${perEvent(Math.max(...all), Math.min(...none))}`,
-  );
+  const range = `${perEvent(Math.min(...all), Math.max(...none))}-${perEvent(Math.max(...all), Math.min(...none))}`;
+  log(`per event: ${range}`);
 }
 
 if (Bun.argv[2] === "--replay") {

@@ -1,14 +1,13 @@
 /**
  * The backfill bench's figures beside issue 12's targets: one table of runs per scenario size,
- * one summary with the sizes side by side, the chunk write times against stored history, and
- * the flat ratios and headline figures of the JSON report.
+ * one summary with the sizes side by side, and the flat ratios of the JSON report.
  */
-
-import type { ChunkWritePoint } from "../../test/support/synthetic-history.ts";
 import type { CountedRun, RealRun, SizeRun } from "../backfill.ts";
+import type { LimitRun } from "./limit.ts";
 import {
   byCount,
-  chunkWriteTable,
+  type Cell,
+  columns,
   print,
   ratio,
   round,
@@ -34,180 +33,115 @@ export const TARGETS = {
 };
 
 const MB = 1024 * 1024;
-const peakMb = (run: RealRun) => Math.max(...run.workerPeakRssBytes) / MB;
+const peakMb = (run: RealRun) => round(Math.max(...run.workerPeakRssBytes) / MB, 1);
+/** A run's rate over a limit's, when there is that limit. */
+const over = (run: { eventsPerSecond: number } | undefined, limit: LimitRun | undefined) =>
+  ratio(run?.eventsPerSecond, limit?.eventsPerSecond);
 
 function runLabel(real: RealRun): string {
-  const path = { direct: ", no proxy", counting: "", latency: `, ${real.proxyDelayMs} ms proxy` };
-  return `${real.workers} worker${real.workers > 1 ? "s" : ""} x ${real.concurrencyPerWorker}${path[real.path]}`;
+  const latency = real.proxyDelayMs > 0 ? `, ${real.proxyDelayMs} ms proxy` : "";
+  const path = real.path === "direct" ? ", no proxy" : latency;
+  return `${real.workers} worker${real.workers > 1 ? "s" : ""} x ${real.concurrencyPerWorker}${path}`;
 }
 
 /** The runs whose calls a proxy counted: every worker count and the latency run. */
 const countedRuns = (run: SizeRun): CountedRun[] =>
   run.latency ? [...run.real, run.latency] : run.real;
 
-/** The largest figure among the runs, and which run it came from. */
-function mostIn(runs: CountedRun[], figure: (real: CountedRun) => number) {
-  const [top] = [...runs].sort((a, b) => figure(b) - figure(a));
-  return top ? { value: figure(top), run: runLabel(top) } : null;
-}
-
-/** One size's headline figures; the one-worker run where one run has to speak for the size. */
-function headline(run: SizeRun) {
-  const { direct, counting, latency, fair, fairCounting } = run.limit;
-  const one = run.real.find((real) => real.workers === 1) ?? run.real[0];
-  const [fastest] = [...run.real].sort((a, b) => b.eventsPerSecond - a.eventsPerSecond);
-  return {
-    events: run.spec.events,
-    stakerEvents: one?.events ?? 0,
-    citizenStakes: one?.citizenStakes ?? 0,
-    controlEventsPerSecond: run.control.eventsPerSecond,
-    controlOverDirectLimit: ratio(run.control.eventsPerSecond, direct.eventsPerSecond),
-    controlOverFairLimit: ratio(run.control.eventsPerSecond, fair.eventsPerSecond),
-    fairLimitEthCalls: fair.ethCalls,
-    oneWorkerEventsPerSecond: one?.eventsPerSecond ?? null,
-    oneWorkerOverLimit: ratio(one?.eventsPerSecond, counting.eventsPerSecond),
-    oneWorkerOverFairLimit: ratio(one?.eventsPerSecond, fairCounting?.eventsPerSecond),
-    fastest: fastest ? runLabel(fastest) : null,
-    fastestEventsPerSecond: fastest?.eventsPerSecond ?? null,
-    fastestOverLimit: ratio(fastest?.eventsPerSecond, counting.eventsPerSecond),
-    fastestOverFairLimit: ratio(fastest?.eventsPerSecond, fairCounting?.eventsPerSecond),
-    latencyEventsPerSecond: run.latency?.eventsPerSecond ?? null,
-    latencyOverLatencyLimit: ratio(run.latency?.eventsPerSecond, latency?.eventsPerSecond),
-    latencyOverDirectLimit: ratio(run.latency?.eventsPerSecond, direct.eventsPerSecond),
-    ethCallsPerCitizenStake: one?.rpc.ethCallsPerCitizenStake ?? null,
-    ethCallsPerEvent: one?.rpc.ethCallsPerEvent ?? null,
-    duplicateEthCalls: one?.rpc.duplicateEthCalls ?? null,
-    duplicateEthCallsMostInARun: mostIn(countedRuns(run), (real) => real.rpc.duplicateEthCalls),
-    abandonedRequestsMostInARun: mostIn(countedRuns(run), (real) => real.rpc.abandonedRequests),
-    viewCallsPerCitizenStake: one?.rpc.viewCallsPerCitizenStake ?? null,
-    duplicateViewCalls: one?.rpc.duplicateViewCalls ?? null,
-    oneWorkerCpuMicrosPerEvent: one?.workerCpuMicrosPerEvent ?? null,
-    controlCpuMicrosPerEvent: run.control.workerCpuMicrosPerEvent,
-    oneWorkerPeakRssMb: one ? round(peakMb(one), 1) : null,
-    workerPeakRssMb: round(Math.max(...[...countedRuns(run), run.control].map(peakMb)), 1),
-  };
-}
-
-export const summarize = (runs: SizeRun[]) => runs.map(headline);
-
 /** Flat ratios for the JSON report, named `<figure>@<events>`. */
 export function ratiosOf(runs: SizeRun[]): Record<string, number | null> {
   const ratios: Record<string, number | null> = {};
   for (const run of runs) {
     const { direct, counting, latency, fair, fairCounting } = run.limit;
-    const put = (name: string, rate: number, limit?: { eventsPerSecond: number }) => {
-      ratios[`${name}@${run.spec.events}`] = ratio(rate, limit?.eventsPerSecond);
+    const put = (name: string, real: { eventsPerSecond: number }, limit?: LimitRun) => {
+      ratios[`${name}@${run.scenario.events}`] = over(real, limit);
     };
     for (const real of run.real) {
-      put(`real_w${real.workers}_over_limit`, real.eventsPerSecond, counting);
-      put(`real_w${real.workers}_over_direct_limit`, real.eventsPerSecond, direct);
-      put(`real_w${real.workers}_over_fair_limit`, real.eventsPerSecond, fairCounting);
+      put(`real_w${real.workers}_over_limit`, real, counting);
+      put(`real_w${real.workers}_over_direct_limit`, real, direct);
+      put(`real_w${real.workers}_over_fair_limit`, real, fairCounting);
     }
-    put("control_w1_over_direct_limit", run.control.eventsPerSecond, direct);
-    put("control_w1_over_fair_limit", run.control.eventsPerSecond, fair);
+    put("control_w1_over_direct_limit", run.control, direct);
+    put("control_w1_over_fair_limit", run.control, fair);
     if (run.latency && latency) {
-      put("latency_over_latency_limit", run.latency.eventsPerSecond, latency);
-      put("latency_over_direct_limit", run.latency.eventsPerSecond, direct);
+      put("latency_over_latency_limit", run.latency, latency);
+      put("latency_over_direct_limit", run.latency, direct);
     }
-    put("reproject_over_limit", run.control.reproject.eventsPerSecond, direct);
+    put("reproject_over_limit", run.control.reproject, direct);
   }
   return ratios;
 }
 
+/** A row of a size's table: a limit, the reproject or a backfill, and what to divide it by. */
+type Line = { run: string; seconds: number; eventsPerSecond: number; same?: LimitRun };
+type RunLine = Line & { limit?: LimitRun; real?: RealRun; fairLimit?: LimitRun };
+
 /** Every run on one size: the limits, the reproject, each worker count, control, latency. */
 function runTable(run: SizeRun): string {
   const { direct, counting, latency, fair, fairCounting } = run.limit;
-  const rate = (of: number, limit: { eventsPerSecond: number }) =>
-    round(of / limit.eventsPerSecond, 4);
-  const uncounted = ["-", "-", "-", "-", "-"];
-  const limitRow = (name: string, limit: typeof direct) => [
-    name,
-    limit.seconds,
-    limit.eventsPerSecond,
-    1,
-    round(limit.eventsPerSecond / direct.eventsPerSecond, 3),
-    limit.fair ? 1 : "-",
-    ...(limit.fair ? [round(limit.ethCalls / limit.stakeRows, 4), "-", "-", "-", "-"] : uncounted),
-    limit.chunks + limit.ethCalls,
-  ];
-  const realRow = (real: RealRun, limit: typeof direct, fairLimit?: typeof direct) => [
-    `backfill, ${runLabel(real)}`,
-    real.seconds,
-    real.eventsPerSecond,
-    rate(real.eventsPerSecond, limit),
-    rate(real.eventsPerSecond, direct),
-    fairLimit ? rate(real.eventsPerSecond, fairLimit) : "-",
-    ...(real.rpc
-      ? [
-          real.rpc.ethCallsPerCitizenStake,
-          real.rpc.duplicateEthCalls,
-          real.rpc.ethCallsPerEvent,
-          real.rpc.viewCallsPerCitizenStake,
-          real.rpc.duplicateViewCalls,
-          `${real.rpc.httpRequests} (${real.rpc.abandonedRequests})`,
-        ]
-      : [...uncounted, "-"]),
-    real.workerCpuMicrosPerEvent,
-    real.workerPeakRssBytes.map((bytes) => (bytes / MB).toFixed(0)).join(" / "),
-  ];
-  const { reproject } = run.control;
-  const header = ["run", "seconds", "events/s", "/ limit same path", "/ direct limit", "/ fair"];
-  const rows = [
-    [...header, "eth_call/stake", "dup eth_call", "eth_call/event", "views/stake", "dup views"],
-    limitRow("limit: eth_getLogs + COPY, no proxy", direct),
-    limitRow("limit, through the counting proxy", counting),
+  const limitLine = (run: string, limit: LimitRun): RunLine => ({
+    ...limit,
+    run,
+    same: limit,
+    limit,
+  });
+  const realLine = (real: RealRun, same: LimitRun, fairLimit?: LimitRun): RunLine => {
+    return { ...real, run: `backfill, ${runLabel(real)}`, same, real, fairLimit };
+  };
+  const lines = [
+    limitLine("limit: eth_getLogs + COPY, no proxy", direct),
+    limitLine("limit, through the counting proxy", counting),
     ...(latency
-      ? [limitRow(`limit, through the ${run.latency?.proxyDelayMs} ms proxy`, latency)]
+      ? [limitLine(`limit, through the ${run.latency?.proxyDelayMs} ms proxy`, latency)]
       : []),
-    limitRow("fair limit: eth_getLogs + reads + COPY, no proxy", fair),
-    ...(fairCounting ? [limitRow("fair limit, through the counting proxy", fairCounting)] : []),
-    [
-      "reproject (stored events and reads, no RPC)",
-      reproject.seconds,
-      reproject.eventsPerSecond,
-      "-",
-      round(reproject.eventsPerSecond / direct.eventsPerSecond, 3),
-      "-",
-      ...uncounted,
-      0,
-    ],
-    ...run.real.map((real) => realRow(real, counting, fairCounting)),
-    realRow(run.control, direct, fair),
-    ...(run.latency && latency ? [realRow(run.latency, latency)] : []),
+    limitLine("fair limit: eth_getLogs + reads + COPY, no proxy", fair),
+    ...(fairCounting ? [limitLine("fair limit, through the counting proxy", fairCounting)] : []),
+    { run: "reproject (stored events and reads, no RPC)", ...run.control.reproject },
+    ...run.real.map((real) => realLine(real, counting, fairCounting)),
+    realLine(run.control, direct, fair),
+    ...(run.latency && latency ? [realLine(run.latency, latency)] : []),
   ];
-  rows[0]!.push("HTTP req (abandoned)", "CPU µs/event", "peak RSS MB per worker");
-  const perRun = (what: string, line: (real: CountedRun) => string) => [
-    what,
-    ...countedRuns(run).map((real) => `  ${runLabel(real)}: ${line(real)}`),
-  ];
+  const calls = (line: RunLine) => line.real?.rpc;
+  const fairCalls = ({ limit }: RunLine) =>
+    limit?.fair ? round(limit.ethCalls / limit.stakeRows, 4) : null;
   const mb = (bytes: number) => (bytes / MB).toFixed(1);
   const { control } = run;
   return [
-    `backfill of ${control.events} staker events (${control.citizenStakes} citizen stakes) over blocks ${run.fromBlock}..${run.head}, ${control.chunks} chunks; the node peaked at ${(run.nodePeakRssBytes / MB / 1024).toFixed(1)} GB RSS`,
+    `backfill of ${control.events} staker events (${control.citizenStakes} citizen stakes) over blocks ${run.scenario.deployment.deployBlock}..${run.scenario.head}, ${control.chunks} chunks; the node peaked at ${(run.nodePeakRssBytes / MB / 1024).toFixed(1)} GB RSS`,
     "(/ fair: over the fair limit, the same logs and reads and COPY, through the same path;",
     " views: the contract calls inside the eth_calls, each call of a multicall counted; abandoned:",
     " HTTP requests whose client timed out before the node answered, and asked again)",
     "",
-    table(rows),
+    columns<RunLine>(lines, {
+      run: (line) => line.run,
+      seconds: (line) => line.seconds,
+      "events/s": (line) => line.eventsPerSecond,
+      "/ limit same path": (line) => over(line, line.same),
+      "/ direct limit": (line) => over(line, direct),
+      "/ fair": (line) => (line.limit ? (line.limit.fair ? 1 : null) : over(line, line.fairLimit)),
+      "eth_call/stake": (line) => calls(line)?.ethCallsPerCitizenStake ?? fairCalls(line),
+      "dup eth_call": (line) => calls(line)?.duplicateEthCalls,
+      "eth_call/event": (line) => calls(line)?.ethCallsPerEvent,
+      "views/stake": (line) => calls(line)?.viewCallsPerCitizenStake,
+      "dup views": (line) => calls(line)?.duplicateViewCalls,
+      "HTTP req (abandoned)": ({ limit, real }): Cell =>
+        limit
+          ? limit.chunks + limit.ethCalls
+          : real?.rpc && `${real.rpc.httpRequests} (${real.rpc.abandonedRequests})`,
+      "CPU µs/event": (line) => line.real?.workerCpuMicrosPerEvent,
+      "peak RSS MB per worker": (line) =>
+        line.real?.workerPeakRssBytes.map((bytes) => (bytes / MB).toFixed(0)).join(" / "),
+    }),
     "",
-    ...perRun(
-      "JSON-RPC calls by method (each batch element counted), bytes, the slowest HTTP request:",
-      ({ rpc }) =>
-        `${byCount(rpc.callsByMethod)}; ${mb(rpc.requestBytes)} MB asked, ${mb(rpc.responseBytes)} MB answered; slowest ${rpc.slowestRequestMs} ms`,
-    ),
-    ...perRun(
-      "eth_calls: multicalls, and single reads by function:",
-      ({ rpc }) => `multicall ${rpc.multicallEthCalls}, ${byCount(rpc.singleEthCallsByFunction)}`,
-    ),
-    ...perRun(
-      "contract calls inside the eth_calls, by function (repeated ones in brackets):",
-      ({ rpc }) => byCount(rpc.viewCallsByFunction, rpc.duplicateViewCallsByFunction),
-    ),
-    "worker CPU seconds by thread (jit: compiling hot code, in every worker process; gc: the collector's helpers):",
-    ...[...run.real, run.control, ...(run.latency ? [run.latency] : [])].map(
-      (real) => `  ${runLabel(real)}: ${byCount(real.workerCpuByThread)}`,
-    ),
-    "cores busy while each ran (CPU seconds / wall seconds) and, for the limits, seconds fetching (of which reads) and COPYing:",
+    "each run's JSON-RPC calls by method (each batch element counted), bytes and slowest HTTP request;",
+    "  its eth_calls: multicalls, and single reads by function; the contract calls inside them, by",
+    "  function (repeated ones in brackets):",
+    ...countedRuns(run).flatMap((real) => [
+      `  ${runLabel(real)}: ${byCount(real.rpc.callsByMethod)}; ${mb(real.rpc.requestBytes)} MB asked, ${mb(real.rpc.responseBytes)} MB answered; slowest ${real.rpc.slowestRequestMs} ms`,
+      `    multicall ${real.rpc.multicallEthCalls}, ${byCount(real.rpc.singleEthCallsByFunction)}`,
+      `    ${byCount(real.rpc.viewCallsByFunction, real.rpc.duplicateViewCallsByFunction)}`,
+    ]),
+    "cores busy while each ran (CPU seconds / wall seconds; children: the workers) and, for the limits, seconds fetching (of which reads) and COPYing:",
     ...[direct, fair].map(
       (l) =>
         `  ${l.fair ? "fair limit" : "limit"}: ${byCount(l.cores)}; fetch ${l.fetchSeconds} (reads ${l.readSeconds}), COPY ${l.copySeconds}`,
@@ -216,75 +150,91 @@ function runTable(run: SizeRun): string {
   ].join("\n");
 }
 
-function most(figure: { value: number; run: string } | null): string {
-  if (!figure) return "-";
-  return figure.value === 0 ? "0" : `${figure.value} (${figure.run})`;
-}
-
 /** The sizes side by side, each figure beside its target (peak RSS side by side shows flatness). */
 function summaryTable(runs: SizeRun[]): string {
-  const figures = summarize(runs);
+  const sizes = runs.map((run) => ({
+    ...run,
+    /** The one-worker run, where one run has to speak for the size. */
+    one: run.real.find((real) => real.workers === 1) ?? run.real[0]!,
+    fastest: run.real.toSorted((a, b) => b.eventsPerSecond - a.eventsPerSecond)[0]!,
+  }));
+  type Size = (typeof sizes)[number];
+  const row = (name: string, target: Target | string, cell: (size: Size) => Cell) => [
+    name,
+    typeof target === "string" ? target : targetText(target),
+    ...sizes.map(cell),
+  ];
+  const judged = (name: string, target: Target, value: (size: Size) => number | null) =>
+    row(name, target, (size) => verdict(value(size), target));
+  /** The largest figure among the counted runs, and which run it came from. */
+  const most = (figure: (real: CountedRun) => number) => (size: Size) => {
+    const top = countedRuns(size).toSorted((a, b) => figure(b) - figure(a))[0];
+    return !top || figure(top) === 0 ? "0" : `${figure(top)} (${runLabel(top)})`;
+  };
   const latencyMs = runs.find((run) => run.latency)?.latency?.proxyDelayMs;
-  type Figures = (typeof figures)[number];
-  const row = (
-    name: string,
-    target: Target | string,
-    cell: (f: Figures) => string | number | null,
-  ) => [name, typeof target === "string" ? target : targetText(target), ...figures.map(cell)];
-  const judged = (name: string, target: Target, value: (f: Figures) => number | null) =>
-    row(name, target, (f) => verdict(value(f), target));
   const enough = { atLeast: TARGETS.backfillOverLimit };
   const fair = { atLeast: TARGETS.backfillOverFairLimit };
-  const fairName = "  / fair limit (same reads + COPY)";
+  const [sameProxy, fairName] = [
+    "  / limit through the same proxy",
+    "  / fair limit (same reads + COPY)",
+  ];
   const calls = { atMost: TARGETS.ethCallsPerCitizenStake };
   const duplicates = { atMost: TARGETS.duplicateEthCalls };
   const cpu = { atMost: TARGETS.workerCpuMicrosPerEvent };
   const rss = { below: TARGETS.workerPeakRssMb };
   return table([
-    ["figure", "target", ...figures.map((f) => `${f.events} events`)],
-    row("citizen stakes (S1/S2 Stake events)", "-", (f) => f.citizenStakes),
-    row("backfill events/s, 1 worker, no proxy", "-", (f) => f.controlEventsPerSecond),
-    judged("  / limit", enough, (f) => f.controlOverDirectLimit),
-    judged(fairName, fair, (f) => f.controlOverFairLimit),
-    row("backfill events/s, 1 worker, counted", "-", (f) => f.oneWorkerEventsPerSecond),
-    judged("  / limit through the same proxy", enough, (f) => f.oneWorkerOverLimit),
-    judged(`${fairName} through the same proxy`, fair, (f) => f.oneWorkerOverFairLimit),
-    row("fastest worker count, counted", "-", (f) => `${f.fastestEventsPerSecond}/s: ${f.fastest}`),
-    judged("  / limit through the same proxy", enough, (f) => f.fastestOverLimit),
-    judged(`${fairName} through the same proxy`, fair, (f) => f.fastestOverFairLimit),
+    ["figure", "target", ...runs.map((run) => `${run.scenario.events} events`)],
+    row("citizen stakes (S1/S2 Stake events)", "-", (s) => s.one.citizenStakes),
+    row("backfill events/s, 1 worker, no proxy", "-", (s) => s.control.eventsPerSecond),
+    judged("  / limit", enough, (s) => over(s.control, s.limit.direct)),
+    judged(fairName, fair, (s) => over(s.control, s.limit.fair)),
+    row("backfill events/s, 1 worker, counted", "-", (s) => s.one.eventsPerSecond),
+    judged(sameProxy, enough, (s) => over(s.one, s.limit.counting)),
+    judged(`${fairName} through the same proxy`, fair, (s) => over(s.one, s.limit.fairCounting)),
+    row(
+      "fastest worker count, counted",
+      "-",
+      (s) => `${s.fastest.eventsPerSecond}/s: ${runLabel(s.fastest)}`,
+    ),
+    judged(sameProxy, enough, (s) => over(s.fastest, s.limit.counting)),
+    judged(`${fairName} through the same proxy`, fair, (s) =>
+      over(s.fastest, s.limit.fairCounting),
+    ),
     ...(latencyMs === undefined
       ? []
       : [
-          row(`backfill events/s, ${latencyMs} ms proxy`, "-", (f) => f.latencyEventsPerSecond),
-          judged("  / limit through the same proxy", enough, (f) => f.latencyOverLatencyLimit),
-          judged("  / limit without proxy", enough, (f) => f.latencyOverDirectLimit),
+          row(`backfill events/s, ${latencyMs} ms proxy`, "-", (s) => s.latency?.eventsPerSecond),
+          judged(sameProxy, enough, (s) => over(s.latency, s.limit.latency)),
+          judged("  / limit without proxy", enough, (s) => over(s.latency, s.limit.direct)),
         ]),
-    judged("eth_call per citizen stake, 1 worker", calls, (f) => f.ethCallsPerCitizenStake),
-    row("  the fair limit's eth_calls", "-", (f) => f.fairLimitEthCalls),
-    judged("duplicate eth_calls, 1 worker", duplicates, (f) => f.duplicateEthCalls),
-    row("  most in any run", `${TARGETS.duplicateEthCalls}`, (f) =>
-      most(f.duplicateEthCallsMostInARun),
+    judged("eth_call per citizen stake, 1 worker", calls, (s) => s.one.rpc.ethCallsPerCitizenStake),
+    row("  the fair limit's eth_calls", "-", (s) => s.limit.fair.ethCalls),
+    judged("duplicate eth_calls, 1 worker", duplicates, (s) => s.one.rpc.duplicateEthCalls),
+    row(
+      "  most in any run",
+      duplicates,
+      most((real) => real.rpc.duplicateEthCalls),
     ),
-    row("abandoned HTTP requests, most in any run", "-", (f) =>
-      most(f.abandonedRequestsMostInARun),
+    row(
+      "abandoned HTTP requests, most in any run",
+      "-",
+      most((real) => real.rpc.abandonedRequests),
     ),
-    row("eth_call per event, 1 worker", "-", (f) => f.ethCallsPerEvent),
-    row("contract calls per citizen stake, 1 worker", "-", (f) => f.viewCallsPerCitizenStake),
-    row("duplicate contract calls, 1 worker", "-", (f) => f.duplicateViewCalls),
-    judged("worker CPU µs per event, 1 worker, counted", cpu, (f) => f.oneWorkerCpuMicrosPerEvent),
-    judged("  no proxy", cpu, (f) => f.controlCpuMicrosPerEvent),
-    judged("peak RSS MB, 1 worker, counted (flat)", rss, (f) => f.oneWorkerPeakRssMb),
-    judged("peak RSS MB of a worker, any run (flat)", rss, (f) => f.workerPeakRssMb),
+    row("eth_call per event, 1 worker", "-", (s) => s.one.rpc.ethCallsPerEvent),
+    row(
+      "contract calls per citizen stake, 1 worker",
+      "-",
+      (s) => s.one.rpc.viewCallsPerCitizenStake,
+    ),
+    row("duplicate contract calls, 1 worker", "-", (s) => s.one.rpc.duplicateViewCalls),
+    judged("worker CPU µs per event, 1 worker, counted", cpu, (s) => s.one.workerCpuMicrosPerEvent),
+    judged("  no proxy", cpu, (s) => s.control.workerCpuMicrosPerEvent),
+    judged("peak RSS MB, 1 worker, counted (flat)", rss, (s) => peakMb(s.one)),
+    judged("peak RSS MB of a worker, any run (flat)", rss, (s) =>
+      Math.max(...[...countedRuns(s), s.control].map(peakMb)),
+    ),
   ]);
 }
 
 /** Every table of the backfill bench, on stdout. */
-export function printTables(
-  runs: SizeRun[],
-  history: ChunkWritePoint[],
-  chunks: { chunkEvents: number; citizens: number },
-) {
-  for (const run of runs) console.log(`\n${runTable(run)}`);
-  console.log(`\n${summaryTable(runs)}`);
-  if (history.length > 0) print(chunkWriteTable(history, chunks.chunkEvents, chunks.citizens));
-}
+export const printTables = (runs: SizeRun[]) => print(...runs.map(runTable), summaryTable(runs));

@@ -1,16 +1,13 @@
 /**
- * The run harness every benchmark shares: a fresh devnet with a scenario prepared or a cached
- * scenario chain loaded, a scratch database and Redis prefix, the child processes a run starts
- * (`worker`, `follow`, the API and its baselines) with the settings they share, waits that fail
- * as soon as a child exits or a chunk fails, and everything dropped when the run is disposed
- * (`await using`). A run with an indexer also holds one in this process that queues the chunks
- * and watches the checkpoint, talking to the node itself, so a proxy in front of the children
- * counts their calls alone. Beside them, the stored history the chunk writes are timed against.
+ * The run harness every benchmark shares: a devnet or a cached scenario chain, a scratch database
+ * and Redis prefix, the child processes a run starts with the settings they share, waits that fail
+ * as soon as a child exits or a chunk fails, and everything dropped on `await using`. A run with
+ * an indexer also holds one in this process that queues the chunks and watches the checkpoint,
+ * talking to the node itself, so a proxy in front of the children counts their calls alone.
  */
 import { stat } from "node:fs/promises";
 import { type Address, http } from "viem";
-import { createDatabase } from "../../db/client.ts";
-import { type AnvilOptions, freePort, startAnvil } from "../../devnet/anvil.ts";
+import { freePort, startAnvil } from "../../devnet/anvil.ts";
 import { createDevnetClient } from "../../devnet/client.ts";
 import { deployDevnet } from "../../devnet/deploy.ts";
 import { Scenario } from "../../devnet/scenario.ts";
@@ -18,11 +15,6 @@ import { createIndexer } from "../../indexer/indexer.ts";
 import { createScratchDatabase } from "../../scratch/database.ts";
 import { createScratchRedisPrefix } from "../../scratch/redis.ts";
 import { startScenarioChain } from "../../test/support/scenario-chain.ts";
-import {
-  autovacuumIsOn,
-  type ChunkWritePoint,
-  writeHistory,
-} from "../../test/support/synthetic-history.ts";
 import { type Child, spawnBun } from "./processes.ts";
 import { log, round } from "./report.ts";
 
@@ -40,51 +32,45 @@ export const profileArgs = (enabled: boolean, name: string) =>
     : [];
 
 /** A fresh anvil with the devnet deployed and a scenario of `wallets` wallets prepared on it. */
-export async function startDevnet(seed: string, wallets: number, anvil: AnvilOptions = {}) {
-  const node = await startAnvil(anvil);
+export async function startDevnet(seed: string, wallets: number) {
+  const node = await startAnvil();
   const client = createDevnetClient(node.rpcUrl);
   const deployment = await deployDevnet(client);
   const scenario = await Scenario.prepare(client, deployment, { seed, wallets });
   return { node, client, deployment, scenario };
 }
 
-export type ScenarioSpec = { seed: string; events: number; wallets: number };
+export type ScenarioSpec = { seed: string; events: number; wallets?: number };
 
 /** One wallet per 45 events: the 100,000-event scenario then leaves over 10,000 citizens staked. */
-export function defaultWallets(events: number): number {
-  return Math.max(4, Math.round(events / 45));
-}
+export const defaultWallets = (events: number) => Math.max(4, Math.round(events / 45));
 
 /**
  * An anvil holding the scenario's chain, from the test kit's cache (test/support/scenario-chain.ts)
  * or generated there first, and the scenario's figures. Request bodies to the node are unlimited:
  * the 100,000-event scenario's batches pass anvil's default 2 MiB cap.
  */
-export async function loadScenario(spec: ScenarioSpec) {
+export async function loadScenario({ wallets, ...given }: ScenarioSpec) {
+  const spec = { ...given, wallets: wallets ?? defaultWallets(given.events) };
   log(`scenario ${spec.seed}-${spec.events}: loading (generating it first if not cached)`);
   const started = performance.now();
   const anvil = { unlimitedRequestSize: true, startTimeoutMs: 600_000 };
   const chain = await startScenarioChain({ ...spec, anvil });
   const loadSeconds = round((performance.now() - started) / 1000, 1);
-  const head = chain.progress.block;
-  log(
-    `scenario ${chain.generated ? "generated and " : ""}loaded in ${loadSeconds} s (head ${head})`,
-  );
-  const scenario = {
-    ...spec,
-    deployment: chain.deployment,
-    head,
-    stakerEvents: chain.progress.stakerEvents,
-    transactions: chain.progress.transactions,
-    citizensStaked: chain.citizensStaked ?? null,
-    generatedSeconds: chain.generatedSeconds ?? null,
-    stateBytes: (await stat(chain.stateFile)).size,
-  };
+  const { progress, deployment, citizensStaked = null, generatedSeconds = null } = chain;
+  const how = chain.generated ? "generated and loaded" : "loaded";
+  log(`scenario ${how} in ${loadSeconds} s (head ${progress.block})`);
+  const stateBytes = (await stat(chain.stateFile)).size;
+  // The chain's figures (staker events, transactions, blocks), its head, and the cache's.
+  const figures = { citizensStaked, generatedSeconds, stateBytes, head: progress.block };
+  const scenario = { ...spec, ...progress, ...figures, deployment };
   const node = { rpcUrl: chain.node.rpcUrl, pid: chain.node.process.pid, stop: chain.stop };
   return { scenario, node, generated: chain.generated, loadSeconds };
 }
 
 export type LoadedScenario = Awaited<ReturnType<typeof loadScenario>>;
+
+type Wait = { timeoutMs?: number; pollMs?: number; failed?: () => Promise<string | undefined> };
 
 /** A scratch database and Redis prefix, and the child processes started against them. */
 export async function openScratch(label: string, existingDatabaseUrl?: string) {
@@ -105,18 +91,11 @@ export async function openScratch(label: string, existingDatabaseUrl?: string) {
       return child;
     },
     /** Polls `done` until it holds; throws when a child exits, `failed` says why, or time's up. */
-    async waitUntil(
-      what: string,
-      done: () => Promise<boolean>,
-      {
-        timeoutMs = 120_000,
-        pollMs = 20,
-        failed = async (): Promise<string | undefined> => undefined,
-      } = {},
-    ) {
+    async waitUntil(what: string, done: () => Promise<boolean>, wait: Wait = {}) {
+      const { timeoutMs = 120_000, pollMs = 20, failed } = wait;
       const deadline = Date.now() + timeoutMs;
       while (!(await done())) {
-        const why = await failed();
+        const why = await failed?.();
         if (why) throw new RunStalled(why);
         for (const child of children) child.assertAlive();
         if (Date.now() > deadline) throw new RunStalled(`${what}: not within ${timeoutMs} ms`);
@@ -129,13 +108,8 @@ export async function openScratch(label: string, existingDatabaseUrl?: string) {
      */
     async serve(name: string, args: string[], settings: Record<string, string> = {}) {
       const port = await freePort();
-      const child = this.spawn(name, args, {
-        HOST: "127.0.0.1",
-        PORT: String(port),
-        RATE_LIMIT_PER_MINUTE: "1000000000",
-        LOG_LEVEL: "warn",
-        ...settings,
-      });
+      const served = { HOST: "127.0.0.1", PORT: String(port), RATE_LIMIT_PER_MINUTE: "1000000000" };
+      const child = this.spawn(name, args, { ...served, LOG_LEVEL: "warn", ...settings });
       const base = `http://127.0.0.1:${port}`;
       const answers = () =>
         fetch(`${base}/healthz`).then(
@@ -179,13 +153,10 @@ export async function openRun(settings: RunSettings) {
   const scratch = await openScratch(settings.label, settings.databaseUrl);
   const maxLogRange = settings.maxLogRange ?? 10_000;
   const indexer = await createIndexer({
-    rpcUrl: settings.rpcUrl,
+    ...settings,
     databaseUrl: scratch.databaseUrl,
     redis: { url: scratch.redis.url },
     queuePrefix: scratch.redis.prefix,
-    staker: settings.staker,
-    chainId: settings.chainId,
-    chunkSize: settings.chunkSize,
     concurrency: 1,
     confirmations: 0,
     followIntervalMs: 200,
@@ -196,8 +167,6 @@ export async function openRun(settings: RunSettings) {
     const [failed] = await indexer.queues.chunks.getFailed(0, 0);
     return failed && `chunk ${failed.id} failed: ${failed.failedReason}`;
   };
-  const indexedTo = async (block: bigint) =>
-    ((await indexer.store.checkpoint())?.indexedBlock ?? -1n) >= block;
   return {
     ...scratch,
     indexer,
@@ -224,8 +193,8 @@ export async function openRun(settings: RunSettings) {
       const children = names.map((name) => this.spawn(name, args(name), settings));
       const queue = indexer.queues[role === "worker" ? "chunks" : "follow"];
       const connected = async () => (await queue.getWorkersCount()) >= names.length;
-      const options = { timeoutMs: 60_000, pollMs: 10 };
-      await scratch.waitUntil(`${names.length} ${role} processes connecting`, connected, options);
+      const what = `${names.length} ${role} processes connecting`;
+      await scratch.waitUntil(what, connected, { timeoutMs: 60_000, pollMs: 10 });
       return children;
     },
     /**
@@ -237,7 +206,7 @@ export async function openRun(settings: RunSettings) {
       const { to, chunks } = queue
         ? await indexer.enqueueBackfill({ startBlock: range.from, to: range.to })
         : { to: range.to, chunks: 0 };
-      const reached = () => indexedTo(to);
+      const reached = async () => ((await indexer.store.checkpoint())?.indexedBlock ?? -1n) >= to;
       const options = { timeoutMs: 30 * 60_000, pollMs, failed: failedChunk };
       await scratch.waitUntil(`indexing to ${to}`, reached, options);
       return { to, chunks, seconds: (performance.now() - started) / 1000 };
@@ -248,36 +217,4 @@ export async function openRun(settings: RunSettings) {
       await scratch[Symbol.asyncDispose]();
     },
   };
-}
-
-type HistoryOptions = Omit<Parameters<typeof writeHistory>[1], "onPoint">;
-type Database = ReturnType<typeof createDatabase>["db"];
-
-/**
- * The synthetic history (test/support/synthetic-history.ts) written into a scratch database chunk
- * by chunk as the indexer writes it, timed at each `at` point, where `atPoint` then runs too.
- */
-export async function writeScratchHistory(
-  label: string,
-  options: HistoryOptions,
-  atPoint?: (point: ChunkWritePoint, database: { url: string; db: Database }) => Promise<void>,
-) {
-  const database = await createScratchDatabase(label);
-  const { db, close } = createDatabase(database.url, { max: 1 });
-  try {
-    const vacuum = options.vacuum
-      ? "vacuuming between chunks (untimed) where autovacuum would"
-      : "no vacuum between chunks";
-    log(`autovacuum ${(await autovacuumIsOn(db)) ? "on" : "off"} on this server; ${vacuum}`);
-    return await writeHistory(db, {
-      ...options,
-      onPoint: async (point) => {
-        log(`  ${point.storedEvents} events stored: chunk write ${point.chunkWriteMs} ms`);
-        await atPoint?.(point, { url: database.url, db });
-      },
-    });
-  } finally {
-    await close();
-    await database.drop();
-  }
 }

@@ -1,17 +1,14 @@
 /**
  * Child processes of a benchmark (indexer workers, followers, API servers): started with their
  * own settings in the environment, their output kept in a log file under bench/results/logs/,
- * stopped with SIGTERM; and what /proc says of any process while it runs: memory, CPU time, CPU
- * time by thread.
+ * stopped with SIGTERM; and what /proc says of any process while it runs: memory and CPU time.
  */
 import { mkdirSync, openSync } from "node:fs";
-import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { RESULTS_DIR, round } from "./report.ts";
 
 const LOG_DIR = join(RESULTS_DIR, "logs");
 const REPO_ROOT = join(import.meta.dir, "..", "..");
-const CLOCK_TICKS = 100;
 
 export class ChildExited extends Error {
   override name = "ChildExited";
@@ -36,8 +33,6 @@ export function spawnBun(label: string, args: string[], settings: Record<string,
   process.once("exit", killOnExit);
   const exited = () => child.exitCode !== null || child.signalCode !== null;
   return {
-    label,
-    pid: child.pid,
     logFile,
     /** Its resident memory now, in bytes. */
     rssBytes: () => statusBytes(child.pid, "VmRSS"),
@@ -46,10 +41,8 @@ export function spawnBun(label: string, args: string[], settings: Record<string,
     /** User + system CPU seconds used so far. */
     cpuSeconds: () => cpuSecondsOf(child.pid),
     assertAlive() {
-      if (exited()) {
-        const code = child.exitCode ?? child.signalCode;
-        throw new ChildExited(`${label} exited (${code}); see ${logFile}`);
-      }
+      const code = child.exitCode ?? child.signalCode;
+      if (exited()) throw new ChildExited(`${label} exited (${code}); see ${logFile}`);
     },
     async stop() {
       process.off("exit", killOnExit);
@@ -62,7 +55,7 @@ export function spawnBun(label: string, args: string[], settings: Record<string,
   };
 }
 
-/** A file under /proc, or "" when the process (or thread) has ended since it was listed. */
+/** A file under /proc, or "" when the process has ended since it was listed. */
 const procFile = (path: string) =>
   Bun.file(`/proc/${path}`)
     .text()
@@ -76,15 +69,13 @@ async function statusBytes(pid: number, field: "VmRSS" | "VmHWM"): Promise<numbe
 /** VmHWM: the peak resident set since the process started, kept by the kernel. */
 export const peakRssOf = (pid: number) => statusBytes(pid, "VmHWM");
 
-/** utime + stime of a /proc/<pid>/stat or /proc/<pid>/task/<tid>/stat line, in seconds. */
-function statCpuSeconds(stat: string): number {
-  if (!stat) return 0;
+/** utime + stime of /proc/<pid>/stat, at 100 clock ticks a second (0 once it has exited). */
+export async function cpuSecondsOf(pid: number): Promise<number> {
+  const stat = await procFile(`${pid}/stat`);
   // Fields after the parenthesised command name; utime and stime are the 12th and 13th.
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  return stat ? (Number(fields[11]) + Number(fields[12])) / 100 : 0;
 }
-
-export const cpuSecondsOf = async (pid: number) => statCpuSeconds(await procFile(`${pid}/stat`));
 
 /** CPU seconds of every process whose command name is `name` (e.g. all postgres backends). */
 async function cpuSecondsOfCommand(name: string): Promise<number> {
@@ -116,50 +107,4 @@ export function coresBetween(before: CpuByRole, after: CpuByRole, seconds: numbe
   return Object.fromEntries(
     roles.map((role) => [role, round((after[role] - before[role]) / seconds, 2)]),
   ) as CpuByRole;
-}
-
-/**
- * A process's CPU by thread, from /proc/<pid>/task/<tid>/stat: what the JavaScript itself costs
- * (the main thread) apart from what Bun and JavaScriptCore spend beside it: the JIT compiling
- * (and recompiling) the hot functions, the garbage collector's helpers, the allocator's page
- * scavenger, fetch's HTTP thread. The JIT's share is paid by every worker process and is heaviest
- * in its first chunks, so a short backfill's CPU per event is higher than a long one's, and more
- * workers spend more on it in all (measured at load 2-6: 0.6-0.75 s of one worker's 20k run,
- * 1.7-2.0 s of its 100k run, 2.5-3.5 s over 2 and 4 workers at 100k).
- */
-const THREAD_ROLES = ["main", "jit", "gc", "allocator", "http", "other"] as const;
-type ThreadRole = (typeof THREAD_ROLES)[number];
-
-/** Thread names (the kernel keeps 15 characters) by what they do. */
-const THREAD_NAMES: [RegExp, ThreadRole][] = [
-  [/^JITWorker/, "jit"],
-  [/^Heap ?Helper|Collector/i, "gc"],
-  [/^mi-/, "allocator"],
-  [/^HTTP Client/, "http"],
-];
-
-/** CPU seconds so far of every thread of `pid`, summed by role (zeros once it has exited). */
-export async function threadCpuOf(pid: number) {
-  const cpu = Object.fromEntries(THREAD_ROLES.map((role) => [role, 0])) as Record<
-    ThreadRole,
-    number
-  >;
-  for (const tid of await readdir(`/proc/${pid}/task`).catch(() => [])) {
-    const stat = await procFile(`${pid}/task/${tid}/stat`);
-    const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-    const role = tid === String(pid) ? "main" : THREAD_NAMES.find(([p]) => p.test(name))?.[1];
-    cpu[role ?? "other"] += statCpuSeconds(stat);
-  }
-  return cpu;
-}
-
-/** The CPU seconds by role that `pids` used between `before` and now, summed over them. */
-export async function threadCpuSince(pids: number[], before: Record<ThreadRole, number>[]) {
-  const after = await Promise.all(pids.map(threadCpuOf));
-  const used = (role: ThreadRole) =>
-    round(after.reduce((sum, threads, i) => sum + threads[role] - (before[i]?.[role] ?? 0), 0));
-  return Object.fromEntries(THREAD_ROLES.map((role) => [role, used(role)])) as Record<
-    ThreadRole,
-    number
-  >;
 }

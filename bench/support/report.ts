@@ -28,13 +28,10 @@ export function machine() {
 }
 
 /** The 1, 5 and 15 minute load averages: on a shared machine the ratios hold, the rates do not. */
-export const loadAverage = () => loadavg().map((value) => round(value, 2));
+const loadAverage = () => loadavg().map((value) => round(value, 2));
 
 async function versions() {
-  const sql = postgres(withDatabase(config.databaseUrl, "postgres"), {
-    max: 1,
-    onnotice: () => {},
-  });
+  const sql = postgres(withDatabase(config.databaseUrl, "postgres"), { max: 1 });
   const [row] = await sql<{ server_version: string }[]>`show server_version`;
   await sql.end({ timeout: 5 });
   const redis = openRedis(config.redis, "queues");
@@ -54,33 +51,33 @@ async function versions() {
   };
 }
 
-/** What a benchmark measured; the machine, the versions and the times are added on writing. */
+/** What a benchmark measured; its flags, the machine, the versions and the times are added. */
 type Measurements = {
-  parameters: Record<string, unknown>;
+  parameters?: Record<string, unknown>;
   raw: Record<string, unknown>;
   ratios: Record<string, number | null>;
-  notes?: string[];
 };
 
 /**
- * A benchmark's report, begun when its run begins: `finish()` reads the load average again once
- * the measuring is done; `write` puts the report in bench/results/<name>-<start>.json and says so
- * on stdout (the smoke test reads it).
+ * A benchmark's report, begun when its run begins with its flags (the report's parameters, with
+ * any the bench adds): `finish()` reads the load average again once the measuring is done; `write`
+ * puts the report in bench/results/<name>-<start>.json and says so on stdout (the smoke test
+ * reads it).
  */
-export function startReport(name: string, smoke: boolean) {
+export function startReport(name: string, flags: { smoke: boolean }) {
   const startedAt = new Date().toISOString();
   const load = { before: loadAverage(), after: loadAverage() };
   return {
     startedAt,
     load,
     finish: () => Object.assign(load, { after: loadAverage() }),
-    async write({ parameters, notes = [], ...measured }: Measurements) {
+    async write({ parameters, ...measured }: Measurements) {
+      const loadAverages = { loadAverageBefore: load.before, loadAverageAfter: load.after };
       const report = {
         name,
-        smoke,
+        smoke: flags.smoke,
         startedAt,
-        parameters: { ...parameters, loadAverageBefore: load.before, loadAverageAfter: load.after },
-        notes,
+        parameters: { ...flags, ...parameters, ...loadAverages },
         ...measured,
         finishedAt: new Date().toISOString(),
         machine: machine(),
@@ -96,7 +93,7 @@ export function startReport(name: string, smoke: boolean) {
   };
 }
 
-type Cell = string | number | null | undefined;
+export type Cell = string | number | null | undefined;
 
 /** A plain aligned table: the first row is the header; a missing figure shows as "-". */
 export function table(rows: Cell[][]): string {
@@ -126,10 +123,9 @@ export function print(...blocks: string[]): void {
   for (const block of blocks) console.log(`\n${block}`);
 }
 
-/** The chunk write time at each point of a stored history (backfill and as-of benches). */
-export function chunkWriteTable(points: ChunkWritePoint[], chunkEvents: number, citizens?: number) {
-  const touched = citizens === undefined ? "" : `, ${citizens} citizens touched`;
-  const title = `chunk write (${chunkEvents} events${touched}; median of the last 3 chunks)`;
+/** The chunk write time at each point of a stored history (the as-of bench). */
+export function chunkWriteTable(points: ChunkWritePoint[], chunkEvents: number) {
+  const title = `chunk write (${chunkEvents} events; median of the last 3 chunks)`;
   return `${title}\n${columns(points, {
     "stored events": (point) => point.storedEvents,
     "chunk write ms": (point) => point.chunkWriteMs,
@@ -145,28 +141,23 @@ export function targetText(target: Target): string {
   return "atMost" in target ? `<= ${target.atMost}` : `< ${target.below}`;
 }
 
-export function met(value: number, target: Target): boolean {
-  if ("atLeast" in target) return value >= target.atLeast;
-  return "atMost" in target ? value <= target.atMost : value < target.below;
-}
-
 /** "<value> (met)" or "<value> (NOT met)"; "-" without a figure. */
 export function verdict(value: number | null | undefined, target: Target): string {
   if (value === null || value === undefined || !Number.isFinite(value)) return "-";
-  return `${value} (${met(value, target) ? "met" : "NOT met"})`;
+  const met =
+    "atLeast" in target
+      ? value >= target.atLeast
+      : "atMost" in target
+        ? value <= target.atMost
+        : value < target.below;
+  return `${value} (${met ? "met" : "NOT met"})`;
 }
 
 /** Named figures, each beside its target and verdict. */
 export function targetTable(rows: [name: string, value: number | null, target?: Target][]) {
-  return table([
-    ["figure", "value", "target", ""],
-    ...rows.map(([name, value, target]) => [
-      name,
-      value,
-      target ? targetText(target) : "-",
-      target && value !== null ? (met(value, target) ? "met" : "NOT met") : "",
-    ]),
-  ]);
+  const row = ([name, value, target]: (typeof rows)[number]) =>
+    target ? [name, targetText(target), verdict(value, target)] : [name, "-", value];
+  return table([["figure", "target", "value"], ...rows.map(row)]);
 }
 
 /** "name count, name count", largest first; a count in `repeated` is added in brackets. */
@@ -195,10 +186,9 @@ export function percentile(sorted: number[], p: number): number {
 
 export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1
-    ? sorted[middle]!
-    : round((sorted[middle - 1]! + sorted[middle]!) / 2, 3);
+  // The middle value, or the mean of the middle two.
+  const [low, high] = [sorted[Math.ceil(sorted.length / 2) - 1]!, sorted[sorted.length >> 1]!];
+  return low === high ? low : round((low + high) / 2, 3);
 }
 
 export function log(line: string): void {

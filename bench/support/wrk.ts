@@ -12,19 +12,14 @@ class WrkFailed extends Error {
 
 const SCRIPT = join(import.meta.dir, "wrk-requests.lua");
 
-export interface WrkRequest {
-  path: string;
-  /** Sent as If-None-Match when set. */
-  ifNoneMatch?: string;
-}
+/** A request's path, and the ETag it sends as If-None-Match when set. */
+export type WrkRequest = { path: string; ifNoneMatch?: string };
 
 export type WrkResult = Awaited<ReturnType<typeof runWrk>>;
 
 export async function writeRequests(file: string, requests: WrkRequest[]): Promise<string> {
-  await writeFile(
-    file,
-    `${requests.map((request) => `${request.path}\t${request.ifNoneMatch ?? ""}`).join("\n")}\n`,
-  );
+  const lines = requests.map((request) => `${request.path}\t${request.ifNoneMatch ?? ""}\n`);
+  await writeFile(file, lines.join(""));
   return file;
 }
 
@@ -39,21 +34,19 @@ export async function wrkVersion(): Promise<string> {
   return /wrk (\S+)/.exec(out + err)?.[1] ?? "unknown";
 }
 
-export async function runWrk(options: {
-  base: string;
-  token: string;
-  requestsFile: string;
-  connections: number;
-  threads: number;
-  seconds: number;
-}) {
+/** `duration` seconds of load on `base`, each request drawn from `requestsFile`. */
+export async function runWrk(
+  base: string,
+  requestsFile: string,
+  duration: number,
+  { token, connections, threads }: { token: string; connections: number; threads: number },
+) {
   if (!Bun.which("wrk")) {
     throw new WrkFailed("wrk is not installed; run scripts/bootstrap.sh (apt-get install wrk)");
   }
-  const { threads, connections, seconds: duration } = options;
   const args = [`-t${threads}`, `-c${connections}`, `-d${duration}s`, "--timeout", "5s"];
-  const child = Bun.spawn(["wrk", ...args, "-s", SCRIPT, options.base], {
-    env: { ...process.env, TOKEN: options.token, REQUESTS_FILE: options.requestsFile },
+  const child = Bun.spawn(["wrk", ...args, "-s", SCRIPT, base], {
+    env: { ...process.env, TOKEN: token, REQUESTS_FILE: requestsFile },
     stdin: "ignore",
     stdout: "pipe",
     stderr: "pipe",

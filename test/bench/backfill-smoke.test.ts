@@ -8,7 +8,6 @@ type RealRun = {
   events: number;
   citizenStakes: number;
   workerCpuMicrosPerEvent: number | null;
-  workerCpuByThread: Record<"main" | "jit" | "gc" | "allocator" | "http" | "other", number>;
   workerPeakRssBytes: number[];
   rpc: null | {
     httpRequests: number;
@@ -41,8 +40,6 @@ function expectSaneRun(run: RealRun, limitEvents: number) {
   expect(run.citizenStakes).toBeLessThan(run.events);
   expect(run.workerCpuMicrosPerEvent).toBeGreaterThan(0);
   expect(Number.isFinite(run.workerCpuMicrosPerEvent)).toBe(true);
-  // Every worker's JavaScript runs on its main thread, and a new process compiles it there.
-  expect(run.workerCpuByThread.main).toBeGreaterThan(0);
   expect(run.workerPeakRssBytes).toHaveLength(run.workers);
   for (const bytes of run.workerPeakRssBytes) expect(bytes).toBeGreaterThan(10 * 1024 * 1024);
 }
@@ -77,7 +74,7 @@ function expectCountedRun(run: RealRun, limitEvents: number) {
 describe("benchmarks in smoke size", () => {
   test("the backfill bench completes and reports each worker count and the latency run against the limit, with what the workers asked the node", async () => {
     const report = await runSmoke("backfill");
-    expect(report.parameters.eventSizes).toEqual([2000]);
+    expect(report.parameters.events).toEqual([2000]);
     expectReport(report, [
       "real_w1_over_limit@2000",
       "real_w2_over_limit@2000",
@@ -109,9 +106,5 @@ describe("benchmarks in smoke size", () => {
       expect(path.roundsEventsPerSecond.length).toBeGreaterThan(1);
       expect(path.eventsPerSecond).toBe(Math.max(...path.roundsEventsPerSecond));
     }
-    // The chunk write time against stored history, at the smoke's one point.
-    const history = report.raw.history as { storedEvents: number; chunkWriteMs: number }[];
-    expect(history.map((point) => point.storedEvents)).toEqual([10_000]);
-    expect(history[0]!.chunkWriteMs).toBeGreaterThan(0);
   }, 300_000);
 });

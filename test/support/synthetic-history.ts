@@ -1,8 +1,8 @@
 /**
  * A synthetic staking history generated in SQL (generate_series) and written chunk by chunk as
  * the indexer writes it, each chunk timed: the projection's write cost against the history
- * already stored. Shared by bench/as-of.ts (which also answers as-of reads at each point) and
- * bench/backfill.ts (which reports the chunk write times beside the backfill's own figures).
+ * already stored. Used by bench/as-of.ts (which also answers as-of reads at each point) and the
+ * tests.
  *
  * Round r of citizen i is event r * citizens + i: ten rounds per citizen of stake, deposits,
  * withdraw and re-stakes by other wallets, 20 events a block, so a chunk of `citizens` events or
