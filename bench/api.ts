@@ -11,9 +11,11 @@
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import postgres from "postgres";
+import { RECORD_WRITER } from "../api/modules/citizens/record.ts";
 import { createDatabase } from "../db/client.ts";
 import { ensureDatabase, runMigrations } from "../db/migrate.ts";
 import { createToken } from "../db/tokens.ts";
+import { createIndexerStore } from "../indexer/store/index.ts";
 import { config } from "../lib/config.ts";
 import { withDatabase } from "../lib/database-url.ts";
 import { flag, readFlags, runMain } from "./support/flags.ts";
@@ -61,8 +63,14 @@ async function indexedDatabase(spec: ScenarioSpec): Promise<string> {
   // A database indexed by an older version is brought up to date, as an upgrade would be.
   await runMigrations(databaseUrl);
   const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
-  const [cached] = await sql<{ done: boolean }[]>`
-    select to_regclass('bench_cache') is not null as done`.finally(() => sql.end({ timeout: 5 }));
+  const [cached] = await sql<{ done: boolean; stale: boolean }[]>`
+    select to_regclass('bench_cache') is not null as done, exists (select from staked_citizens
+      where record_writer is distinct from ${RECORD_WRITER}) as stale`.finally(() => sql.end());
+  if (cached?.done && cached.stale) {
+    // Rows indexed before this version's record writer would be rendered per request: store them.
+    const handle = createDatabase(databaseUrl, { max: 1 });
+    await createIndexerStore(handle.db).reproject().finally(handle.close);
+  }
   if (cached?.done) return databaseUrl;
   const { scenario, node } = await loadScenario(spec);
   try {

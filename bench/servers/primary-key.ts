@@ -1,13 +1,16 @@
 /**
  * The API bench's baseline: Bun.serve answering the API's one-citizen path with one single-row
- * primary-key query and the row as JSON, with nothing else (no auth, rate limit, validation or
- * shaping). The client and pool are chosen by the bench so that the best of them sets the bar.
+ * primary-key query and the row's columns as JSON (not the API's stored record), and nothing else
+ * (no auth, rate limit, validation or shaping). The bench picks the client and pool that set the
+ * bar.
  *
  * `bun bench/servers/primary-key.ts <postgres.js|bun-sql> <pool size>`; DATABASE_URL, HOST and
  * PORT as for the API.
  */
 import { SQL } from "bun";
+import { getTableColumns } from "drizzle-orm";
 import postgres from "postgres";
+import { stakedCitizens } from "../../db/schema.ts";
 import { config } from "../../lib/config.ts";
 
 const [client, pool] = [Bun.argv[2], Number(Bun.argv[3])];
@@ -28,6 +31,17 @@ function connect(): { sql: Query; close: () => Promise<void> } {
 }
 
 const { sql, close } = connect();
+/** The lookup as a tagged template's strings (Bun's SQL takes no column list in a select). */
+const columns = Object.values(getTableColumns(stakedCitizens))
+  .filter((column) => !column.name.startsWith("record"))
+  .map((column) => `"${column.name}"`);
+const parts = [
+  `select ${columns.join(", ")} from staked_citizens where season = `,
+  " and citizen_id = ",
+  " and staker = ",
+  "",
+];
+const lookup = Object.assign(parts, { raw: parts }) as unknown as TemplateStringsArray;
 const CITIZEN_PATH = /^\/v1\/staking\/citizens\/s([12])\/(\d{1,78})$/;
 
 const server = Bun.serve({
@@ -39,9 +53,7 @@ const server = Bun.serve({
     const match = CITIZEN_PATH.exec(url.pathname);
     const address = url.searchParams.get("address")?.toLowerCase();
     if (!match || !address) return new Response(null, { status: 404 });
-    const [row] = await sql`
-      select * from staked_citizens
-      where season = ${Number(match[1])} and citizen_id = ${match[2]} and staker = ${address}`;
+    const [row] = await sql(lookup, Number(match[1]), match[2], address);
     return row ? Response.json(row) : Response.json({ status: 404 }, { status: 404 });
   },
 });
