@@ -12,12 +12,17 @@ import { type CheckNode, fetchCheckNodeLogs } from "../chain/check-node.ts";
 import type { CitizenKey } from "../chain/citizen-reads.ts";
 import type { StakerContracts } from "../chain/contracts.ts";
 import { fetchStakerLogs, type LogRangeGovernor, type StakerLog } from "../chain/logs.ts";
-import { behindAs } from "../chain/node-behind.ts";
 import { fetchStakerTransfers } from "../chain/transfer-check.ts";
 import { toEventRow } from "../project/event-rows.ts";
 import { stakeContexts } from "../project/stake-context.ts";
 import type { RangeWrite } from "../store/range-writes.ts";
-import { checkLinked, ReorgDetected, range, readHeaders } from "./block-headers.ts";
+import {
+  checkLinked,
+  checkStillThere,
+  ReorgDetected,
+  range,
+  readHeaders,
+} from "./block-headers.ts";
 import { checkedLogs, type LogCheck } from "./checked-logs.ts";
 import type { CitizenReads } from "./citizen-read-cache.ts";
 import { citizensOf, stakeFacts } from "./range-stakes.ts";
@@ -157,6 +162,12 @@ export async function fetchRange(deps: FetchDeps, request: FetchRequest): Promis
     blockHashes.set(log.blockNumber, log.blockHash);
   }
 
+  // A chunk's last block read again once its logs are in shows the chain stood still under them;
+  // with reads by hash (held to that block) it goes beside them, so it adds no wait, while reads
+  // by number must come before it (below).
+  const pinned = !dense && (await readsGoByHash(client));
+  const stoodStill = pinned ? checkStillThere(client, to, lastHash) : undefined;
+  stoodStill?.catch(() => undefined);
   await deps.admitEvents?.(logs.length);
   const events = logs.map((log) => toEventRow(log, contracts));
   const stakeEvents = events.filter(isCitizenStake);
@@ -182,10 +193,10 @@ export async function fetchRange(deps: FetchDeps, request: FetchRequest): Promis
   // after it): the follower's next write claims it as its parent, and the fork check compares it,
   // both exactly. Reads by number (a node that refuses hashes) are held to no block, so there,
   // and for a chunk (two headers, logs by number), the re-read still shows the chain stood still.
-  if (!(dense && (await readsGoByHash(client)))) {
-    // A node without the block now (another behind a load balancer) says nothing of a change.
-    const again = await behindAs(to, () => client.getBlock({ blockNumber: to }));
-    if (again.hash !== lastHash) throw new ReorgDetected(`block ${to} changed during the fetch`);
+  const byHash = await readsGoByHash(client);
+  if (!(dense && byHash)) {
+    // A read refused its hash and went by number: the early re-read came before it.
+    await (stoodStill && byHash ? stoodStill : checkStillThere(client, to, lastHash));
   }
   return {
     fromBlock: from,
