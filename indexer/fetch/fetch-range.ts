@@ -51,8 +51,9 @@ export interface FetchDeps {
   /** Waits while this process's other slices hold too many events (event-budget.ts). */
   admitEvents?: (events: number) => Promise<void>;
   /**
-   * The most events the range may hold: past them it is cut short after the last whole block
-   * within them (at least one block), and the caller fetches the rest as another range.
+   * The most events the range may hold: it ends where its counted logs fill them (countedLogs),
+   * cut short after the last whole block within them (at least one block) when a span passed
+   * them, and the caller fetches the rest as another range.
    */
   maxEvents?: number;
   /**
