@@ -1,3 +1,5 @@
+import type { LogSpans } from "../fetch/fetch-range.ts";
+
 /**
  * How many staker events one worker process works on at once, across its concurrent chunk jobs.
  * A chunk's memory follows its events (the logs, their reads, the rows, the write), and a chunk
@@ -9,14 +11,14 @@
  * slice past the rest of the budget waits; one always goes ahead alone, so a dense block is never
  * stuck; empty slices never wait.
  */
-export class EventBudget {
+export class EventBudget implements LogSpans {
   private held = 0;
   private readonly waiting: { count: number; admit: () => void }[] = [];
   /**
-   * Blocks the next slice spans, learnt from the slices before. A process starts at one block,
-   * since nothing says how dense the chain is and a slice's logs are fetched whole before they
-   * are counted (those past the budget are dropped and fetched again with the next slice); on a
-   * thin chain the span doubles a slice.
+   * Blocks the staker's next eth_getLogs spans while a slice's logs are counted, learnt from the
+   * spans before. A process starts at one block, since nothing says how dense the chain is and
+   * a span's logs are held whole once fetched (those past the budget are dropped and fetched
+   * again with the next slice); on a thin chain the span doubles an eth_getLogs.
    */
   private span = 1;
 
@@ -41,19 +43,20 @@ export class EventBudget {
     };
   }
 
-  /** How many blocks the next slice spans (a job's slices end at its chunk's end anyway). */
-  sliceBlocks(): number {
+  /** How many blocks the staker's next eth_getLogs asks (a slice's end stops it anyway). */
+  blocks(): number {
     return this.span;
   }
 
   /**
-   * A slice of `blocks` held `events`: the next slices span as many blocks as the budget's
-   * events fill at that density, at most doubling a slice, so a dense stretch after a thin one
-   * is met by a slice of bounded size. A per-process hint, like the log range's.
+   * A span of `blocks` held `events`: the next spans as many blocks as the budget's events fill
+   * at that density, at most doubling, so a dense stretch after a thin one is met by an answer
+   * of bounded size. A per-process hint, like the log range's.
    */
-  sliced(blocks: number, events: number) {
+  counted(blocks: number, events: number) {
     const fits = events === 0 ? Number.MAX_SAFE_INTEGER : (blocks * this.limit) / events;
-    const most = blocks >= THIN_SPAN ? fits : blocks * GROWTH;
+    // A span cut short (by its range's end, or the room left) says how dense, not how far to grow.
+    const most = blocks >= THIN_SPAN ? fits : Math.max(blocks, this.span) * GROWTH;
     this.span = Math.max(1, Math.floor(Math.min(fits, most)));
   }
 
@@ -81,13 +84,12 @@ export class EventBudget {
   }
 }
 
-/** How many times the blocks of the slice before a slice may span. */
+/** How many times the blocks of the span before a span may ask. */
 const GROWTH = 2;
 
 /**
- * A slice this long that held no more than the budget is a thin stretch (a dense chain holds
- * hundreds of events a block): the next spans what the budget fills at once, so a thin chain's
- * chunks are not cut into many slices, each with a chunk's fixed calls (on the mainnet-shaped
- * chain doubling alone made 1,210 calls, this 1,087, against 787 unsliced).
+ * A span this long that held no more than the budget is a thin stretch (a dense chain holds
+ * hundreds of events a block): the next asks what the budget fills at once, so a thin chain's
+ * slices are counted in few eth_getLogs.
  */
 const THIN_SPAN = 1_024;

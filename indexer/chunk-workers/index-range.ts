@@ -42,16 +42,13 @@ export async function indexRange(deps: ChunkDeps, request: IndexRangeRequest) {
   let indexed: Indexed | undefined;
   const logCheck: LogCheck = { askedAgain: 0, receiptsChecked: 0, corrected: 0, disputed: 0 };
   for (let from = request.from; from <= request.to; ) {
-    const span = BigInt(budget?.sliceBlocks() ?? Number.MAX_SAFE_INTEGER);
-    const to = from + span - 1n < request.to ? from + span - 1n : request.to;
     const hold = budget?.hold();
     try {
       const write = await deps.fetch(
-        { from, to },
-        { admitEvents: hold?.admit, maxEvents: budget?.limit },
+        { from, to: request.to },
+        { admitEvents: hold?.admit, maxEvents: budget?.limit, logSpans: budget },
       );
       indexed = await commitRange(deps, write, request.replace);
-      budget?.sliced(Number(write.toBlock - from + 1n), write.events.length);
       events += write.events.length;
       slices++;
       for (const key of Object.keys(logCheck) as (keyof LogCheck)[]) {

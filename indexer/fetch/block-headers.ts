@@ -32,3 +32,10 @@ export function checkLinked(headers: Map<bigint, Block>, from: bigint, to: bigin
     }
   }
 }
+
+/** Block `number` is still `hash`: read again, it says the chain did not move since. */
+export async function checkStillThere(client: PublicClient, number: bigint, hash: string) {
+  // A node without the block now (another behind a load balancer) says nothing of a change.
+  const again = await behindAs(number, () => client.getBlock({ blockNumber: number }));
+  if (again.hash !== hash) throw new ReorgDetected(`block ${number} changed during the fetch`);
+}

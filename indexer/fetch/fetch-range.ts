@@ -11,13 +11,18 @@ import type { StakerLogsUnsettled } from "../chain/block-receipts.ts";
 import { type CheckNode, fetchCheckNodeLogs } from "../chain/check-node.ts";
 import type { CitizenKey } from "../chain/citizen-reads.ts";
 import type { StakerContracts } from "../chain/contracts.ts";
-import { fetchStakerLogs, type LogRangeGovernor } from "../chain/logs.ts";
-import { behindAs } from "../chain/node-behind.ts";
+import { fetchStakerLogs, type LogRangeGovernor, type StakerLog } from "../chain/logs.ts";
 import { fetchStakerTransfers } from "../chain/transfer-check.ts";
 import { toEventRow } from "../project/event-rows.ts";
 import { stakeContexts } from "../project/stake-context.ts";
 import type { RangeWrite } from "../store/range-writes.ts";
-import { checkLinked, ReorgDetected, range, readHeaders } from "./block-headers.ts";
+import {
+  checkLinked,
+  checkStillThere,
+  ReorgDetected,
+  range,
+  readHeaders,
+} from "./block-headers.ts";
 import { checkedLogs, type LogCheck } from "./checked-logs.ts";
 import type { CitizenReads } from "./citizen-read-cache.ts";
 import { citizensOf, stakeFacts } from "./range-stakes.ts";
@@ -46,10 +51,16 @@ export interface FetchDeps {
   /** Waits while this process's other slices hold too many events (event-budget.ts). */
   admitEvents?: (events: number) => Promise<void>;
   /**
-   * The most events the range may hold: past them it is cut short after the last whole block
-   * within them (at least one block), and the caller fetches the rest as another range.
+   * The most events the range may hold: it ends where its counted logs fill them (countedLogs),
+   * cut short after the last whole block within them (at least one block) when a span passed
+   * them, and the caller fetches the rest as another range.
    */
   maxEvents?: number;
+  /**
+   * With `maxEvents`: how many blocks each eth_getLogs of the staker asks while the range's
+   * logs are counted (event-budget.ts), and what each held. Without it the range is asked whole.
+   */
+  logSpans?: LogSpans;
   /** A second node (RPC_CHECK_URL) whose answers a chunk's must agree with. */
   checkNode?: CheckNode;
 }
@@ -85,38 +96,63 @@ export type FetchedRange = RangeWrite & {
  * ends, and its staker logs are matched against a second node's (check-node.ts, with
  * RPC_CHECK_URL) or else against the staker's token transfers (transfer-check.ts): a few
  * eth_getLogs whatever its length.
+ *
+ * With `maxEvents`, the range is the longest from its first block whose staker logs fit them
+ * (whole blocks, at least one): the logs are counted before the rest is asked (countedLogs).
  */
 export async function fetchRange(deps: FetchDeps, request: FetchRequest): Promise<FetchedRange> {
   const { client, contracts } = deps;
   const { from, dense } = request;
   const checkNode = dense ? undefined : deps.checkNode;
-  const [headers, answer, transfers, checkAnswer] = await Promise.all([
-    readHeaders(client, dense ? range(from, request.to) : [from, request.to]),
-    fetchStakerLogs(deps.logClient, contracts.staker, from, request.to, deps.governor),
+  const counting = deps.maxEvents;
+  // Counted first: the staker's logs are asked span by span while the budget has room for the
+  // next span at the density seen, and the range ends there. The first span's headers and check
+  // go beside it, the rest's once the count is known.
+  const firstEnd = counting === undefined || dense ? request.to : spanEnd(deps, from, request.to);
+  const [headers, first, firstTransfers, firstCheck] = await Promise.all([
+    readHeaders(client, dense ? range(from, request.to) : [from, firstEnd]),
+    fetchStakerLogs(deps.logClient, contracts.staker, from, firstEnd, deps.governor),
     dense || checkNode
       ? []
-      : fetchStakerTransfers(deps.logClient, contracts, from, request.to, deps.governor),
-    checkNode && fetchCheckNodeLogs(checkNode, contracts.staker, from, request.to),
+      : fetchStakerTransfers(deps.logClient, contracts, from, firstEnd, deps.governor),
+    checkNode && fetchCheckNodeLogs(checkNode, contracts.staker, from, firstEnd),
   ]);
+  deps.logSpans?.counted(Number(firstEnd - from + 1n), first.length);
+  const { answer, reached } = await countedLogs(deps, first, from, firstEnd, request.to);
+  const extended = reached > firstEnd;
+  const [moreTransfers, moreCheck, lastHeader] = await Promise.all([
+    dense || checkNode || !extended
+      ? []
+      : fetchStakerTransfers(deps.logClient, contracts, firstEnd + 1n, reached, deps.governor),
+    checkNode && extended
+      ? fetchCheckNodeLogs(checkNode, contracts.staker, firstEnd + 1n, reached)
+      : undefined,
+    extended ? readHeaders(client, [reached]) : undefined,
+  ]);
+  for (const [number, header] of lastHeader ?? []) headers.set(number, header);
+  const checkAnswer = firstCheck && {
+    logs: moreCheck ? [...firstCheck.logs, ...moreCheck.logs] : firstCheck.logs,
+    lastHash: moreCheck ? moreCheck.lastHash : firstCheck.lastHash,
+  };
   const checked = await checkedLogs(deps, headers, answer, {
     from,
     dense,
-    transfers,
+    transfers: moreTransfers.length > 0 ? [...firstTransfers, ...moreTransfers] : firstTransfers,
     checkAnswer,
-    last: headers.get(request.to)!,
+    last: headers.get(reached)!,
   });
   const { logCheck, held } = checked;
   // Held at a block: the range ends before it (checkedLogs gave only the logs before it). Cut
   // short at the most events: it ends at the last block the kept logs name, whose hash they carry.
-  const cut = deps.maxEvents === undefined ? undefined : cutAtEvents(checked.logs, deps.maxEvents);
+  const cut = counting === undefined ? undefined : cutAtEvents(checked.logs, counting);
   const logs = cut ? checked.logs.slice(0, cut.logs) : checked.logs;
-  const to = cut ? cut.block : held ? held.blockNumber - 1n : request.to;
+  const to = cut ? cut.block : held ? held.blockNumber - 1n : reached;
   if (held || cut) for (const number of headers.keys()) if (number > to) headers.delete(number);
-  const first = headers.get(from)!;
+  const firstHeader = headers.get(from)!;
   const lastHash = cut ? logs.at(-1)!.blockHash : headers.get(to)!.hash!;
 
   const blockHashes = new Map<bigint, string>();
-  if (from > 0n) blockHashes.set(from - 1n, first.parentHash.toLowerCase());
+  if (from > 0n) blockHashes.set(from - 1n, firstHeader.parentHash.toLowerCase());
   for (const [number, header] of headers) blockHashes.set(number, header.hash!.toLowerCase());
   if (dense) checkLinked(headers, from, to);
   for (const log of logs) {
@@ -127,6 +163,12 @@ export async function fetchRange(deps: FetchDeps, request: FetchRequest): Promis
     blockHashes.set(log.blockNumber, log.blockHash);
   }
 
+  // A chunk's last block read again once its logs are in shows the chain stood still under them;
+  // with reads by hash (held to that block) it goes beside them, so it adds no wait, while reads
+  // by number must come before it (below).
+  const pinned = !dense && (await readsGoByHash(client));
+  const stoodStill = pinned ? checkStillThere(client, to, lastHash) : undefined;
+  stoodStill?.catch(() => undefined);
   await deps.admitEvents?.(logs.length);
   const events = logs.map((log) => toEventRow(log, contracts));
   const stakeEvents = events.filter(isCitizenStake);
@@ -152,10 +194,10 @@ export async function fetchRange(deps: FetchDeps, request: FetchRequest): Promis
   // after it): the follower's next write claims it as its parent, and the fork check compares it,
   // both exactly. Reads by number (a node that refuses hashes) are held to no block, so there,
   // and for a chunk (two headers, logs by number), the re-read still shows the chain stood still.
-  if (!(dense && (await readsGoByHash(client)))) {
-    // A node without the block now (another behind a load balancer) says nothing of a change.
-    const again = await behindAs(to, () => client.getBlock({ blockNumber: to }));
-    if (again.hash !== lastHash) throw new ReorgDetected(`block ${to} changed during the fetch`);
+  const byHash = await readsGoByHash(client);
+  if (!(dense && byHash)) {
+    // A read refused its hash and went by number: the early re-read came before it.
+    await (stoodStill && byHash ? stoodStill : checkStillThere(client, to, lastHash));
   }
   return {
     fromBlock: from,
@@ -169,6 +211,55 @@ export async function fetchRange(deps: FetchDeps, request: FetchRequest): Promis
     held: cut ? undefined : held,
   };
 }
+
+/** How many blocks the staker's next eth_getLogs asks while a range's logs are counted. */
+export interface LogSpans {
+  blocks(): number;
+  /** A span of `blocks` held `events`. */
+  counted(blocks: number, events: number): void;
+}
+
+function spanEnd(deps: FetchDeps, from: bigint, to: bigint) {
+  const end = from + BigInt(deps.logSpans?.blocks() ?? Number.MAX_SAFE_INTEGER) - 1n;
+  return end < to ? end : to;
+}
+
+/**
+ * The staker's logs from a range's first span on, asked a span at a time while the most events
+ * have room for the next span at the density seen so far, up to the range's end: only the logs,
+ * so a range starts long however thin or dense the chain is, and the rest of what it needs is
+ * asked once its end is known.
+ */
+async function countedLogs(
+  deps: FetchDeps,
+  first: StakerLog[],
+  from: bigint,
+  firstEnd: bigint,
+  to: bigint,
+) {
+  let [answer, reached] = [first, firstEnd];
+  const max = deps.maxEvents ?? 0;
+  while (reached < to && answer.length < max) {
+    // The blocks the room left fills at the density seen (any number while none was seen).
+    const room = (max - answer.length) * Number(reached - from + 1n);
+    const fits = answer.length === 0 ? Number.MAX_SAFE_INTEGER : Math.floor(room / answer.length);
+    if (fits < 1) break;
+    const end = minBlock(spanEnd(deps, reached + 1n, to), reached + BigInt(fits));
+    const more = await fetchStakerLogs(
+      deps.logClient,
+      deps.contracts.staker,
+      reached + 1n,
+      end,
+      deps.governor,
+    );
+    deps.logSpans?.counted(Number(end - reached), more.length);
+    answer = more.length > 0 ? [...answer, ...more] : answer;
+    reached = end;
+  }
+  return { answer, reached };
+}
+
+const minBlock = (a: bigint, b: bigint) => (a < b ? a : b);
 
 /**
  * Where a range's logs (in chain order) are cut to hold at most `max` events in whole blocks:
@@ -194,7 +285,7 @@ const isCitizenStake = (event: StakerEventRow) =>
 /** The fetch stage as the roles hold it: a range in, its rows out; the event budget per call. */
 export type FetchStage = (
   request: FetchRequest,
-  options?: Pick<FetchDeps, "admitEvents" | "maxEvents">,
+  options?: Pick<FetchDeps, "admitEvents" | "maxEvents" | "logSpans">,
 ) => Promise<FetchedRange>;
 
 /** Builds the fetch stage once from what it is handed (see FetchDeps). */

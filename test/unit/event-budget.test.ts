@@ -47,27 +47,30 @@ describe("events one worker process holds at once", () => {
   });
 });
 
-describe("a chunk worked in slices of blocks", () => {
-  test("slices start at one block and span the blocks the budget's events fill at the last density, at most doubling", () => {
+describe("a slice's staker logs counted span by span", () => {
+  test("spans start at one block and span the blocks the budget's events fill at the last density, at most doubling", () => {
     const budget = new EventBudget(2_000);
-    expect(budget.sliceBlocks()).toBe(1);
-    budget.sliced(1, 0);
-    expect(budget.sliceBlocks()).toBe(2);
-    budget.sliced(2, 425);
-    expect(budget.sliceBlocks()).toBe(4);
-    budget.sliced(4, 1_000);
-    expect(budget.sliceBlocks()).toBe(8);
-    budget.sliced(8, 10);
-    expect(budget.sliceBlocks()).toBe(16);
-    budget.sliced(47, 20_000);
-    expect(budget.sliceBlocks()).toBe(4);
+    expect(budget.blocks()).toBe(1);
+    budget.counted(1, 0);
+    expect(budget.blocks()).toBe(2);
+    budget.counted(2, 425);
+    expect(budget.blocks()).toBe(4);
+    budget.counted(4, 1_000);
+    expect(budget.blocks()).toBe(8);
+    budget.counted(8, 10);
+    expect(budget.blocks()).toBe(16);
+    // One block at a range's end: its density counts, its length does not hold the span back.
+    budget.counted(1, 100);
+    expect(budget.blocks()).toBe(20);
+    budget.counted(47, 20_000);
+    expect(budget.blocks()).toBe(4);
     // A thousand blocks or more, within the budget: a thin stretch, spanned at what the budget fills.
-    budget.sliced(5_000, 500);
-    expect(budget.sliceBlocks()).toBe(20_000);
-    budget.sliced(20_000, 0);
-    expect(budget.sliceBlocks()).toBe(Number.MAX_SAFE_INTEGER);
-    budget.sliced(1, 9_000);
-    expect(budget.sliceBlocks()).toBe(1);
+    budget.counted(5_000, 500);
+    expect(budget.blocks()).toBe(20_000);
+    budget.counted(20_000, 0);
+    expect(budget.blocks()).toBe(Number.MAX_SAFE_INTEGER);
+    budget.counted(1, 9_000);
+    expect(budget.blocks()).toBe(1);
   });
 });
 
