@@ -19,7 +19,7 @@ if ((client !== "postgres.js" && client !== "bun-sql") || !(pool >= 1)) {
 }
 
 /** Both clients' tagged-template queries, as the one lookup below calls them. */
-type Query = (strings: TemplateStringsArray, ...values: unknown[]) => Promise<unknown[]>;
+type Query = (strings: readonly string[], ...values: unknown[]) => Promise<unknown[]>;
 
 function connect(): { sql: Query; close: () => Promise<void> } {
   if (client === "postgres.js") {
@@ -32,16 +32,11 @@ function connect(): { sql: Query; close: () => Promise<void> } {
 
 const { sql, close } = connect();
 /** The lookup as a tagged template's strings (Bun's SQL takes no column list in a select). */
-const columns = Object.values(getTableColumns(stakedCitizens))
-  .filter((column) => !column.name.startsWith("record"))
-  .map((column) => `"${column.name}"`);
-const parts = [
-  `select ${columns.join(", ")} from staked_citizens where season = `,
-  " and citizen_id = ",
-  " and staker = ",
-  "",
-];
-const lookup = Object.assign(parts, { raw: parts }) as unknown as TemplateStringsArray;
+const columns = Object.values(getTableColumns(stakedCitizens)).map((column) => column.name);
+const select = `select "${columns.filter((name) => !name.startsWith("record")).join('", "')}"`;
+const parts = `${select} from staked_citizens where season = ? and citizen_id = ? and staker = ?`;
+const strings = parts.split("?");
+const lookup = Object.defineProperty(strings, "raw", { value: strings });
 const CITIZEN_PATH = /^\/v1\/staking\/citizens\/s([12])\/(\d{1,78})$/;
 
 const server = Bun.serve({

@@ -15,5 +15,10 @@ describe("benchmarks in smoke size", () => {
       "soak_last_over_first",
     ]);
     expect(report.parameters.loadAverageBefore).toHaveLength(3);
+    // Every request is well-formed: a server answering one with an error measures nothing.
+    const targets = Object.entries(report.raw as Record<string, { statusErrors?: number }>);
+    const failing = targets.filter(([, target]) => (target.statusErrors ?? 0) > 0);
+    expect(targets.filter(([, target]) => target.statusErrors === 0).length).toBeGreaterThan(8);
+    expect(failing.map(([key]) => key)).toEqual([]);
   }, 300_000);
 });
