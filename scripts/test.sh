@@ -8,9 +8,8 @@ cd "$(dirname "$0")/.."
 ./scripts/bootstrap.sh
 # Info logs from the indexer under test would bury the test report.
 export LOG_LEVEL="${LOG_LEVEL:-warn}"
-# Files at once: most of a file's time is waiting on anvil, Postgres and child processes. Test
-# harnesses give idle connections back (test/support/indexer.ts), so 5 at once fit under
-# Postgres's 100 default connections: the 17 slowest files, 5 at once, peaked at 43 of the run's
-# own (78 before), sampling pg_stat_activity while
-#   LOG_LEVEL=warn bun test --timeout 180000 --parallel=5 <the 16 slowest files and missing-logs>
+# Files at once: a file waits on anvil, Postgres and child processes, but the whole suite is bound
+# by the two cores (377-381 CPU-seconds of its own): 3 at once took 250 s, 5 take 230-236 s.
+# Test harnesses give idle connections back (test/support/indexer.ts), so 5 peak at about 53 of
+# Postgres's 100 default connections (pg_stat_activity sampled every 0.5 s).
 exec bun test --timeout 180000 --parallel="${TEST_PARALLEL:-5}" --timings=test/timings.json "$@"
