@@ -61,10 +61,7 @@ export interface IndexerOptions {
   /** Staker events this process's chunk jobs work on at once (EVENTS_IN_FLIGHT). */
   eventsInFlight?: number;
   rpcTimeoutMs?: number;
-  /**
-   * Seconds a Postgres connection may sit unused before it is closed; unset, the pool keeps what
-   * it opened (up to CONCURRENCY + 2). Tests set it: a file holds several indexers at once.
-   */
+  /** Seconds an unused Postgres connection is kept (tests: a file holds several indexers). */
   databaseIdleSeconds?: number;
   /** This process's JSON-RPC calls per second over HTTP (RPC_MAX_REQUESTS_PER_SECOND); unset: no cap. */
   rpcMaxRequestsPerSecond?: number;
@@ -76,10 +73,9 @@ export interface IndexerOptions {
 }
 
 /**
- * Builds one indexer process: the chain client, the store and the queues, wired into one
- * factory per role (one folder each: `follower/`, `chunk-workers/`, `reconciler/`,
- * `metadata-refresher/`, `reports/`, `operator/`); `start` starts the
- * workers. Everything it keeps is in Postgres and Redis, so any number of these can run.
+ * Builds one indexer process: the chain client, the store and the queues, wired into one factory
+ * per role (one folder each: `follower/`, `chunk-workers/`, `reconciler/`, `metadata-refresher/`,
+ * `reports/`, `operator/`); `start` starts the workers. Its state is in Postgres and Redis alone.
  */
 export async function createIndexer(options: IndexerOptions) {
   const log = logger("indexer");
