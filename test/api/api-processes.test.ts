@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { createToken, revokeToken } from "../../db/tokens.ts";
-import { freePort } from "../../devnet/anvil.ts";
+import { freePort, isPortFree } from "../../devnet/anvil.ts";
 import { config } from "../../lib/config.ts";
 import { openRedis } from "../../lib/redis.ts";
 import { runCommand, startCommand } from "../support/commands.ts";
@@ -192,7 +192,16 @@ describe("API processes sharing one port", () => {
   test(
     "with METRICS_PORT each process serves its own figures on METRICS_PORT + its slot",
     async () => {
-      const [port, metricsPort] = await Promise.all([freePort(), freePort()]);
+      // Two processes' metrics ports, neither the API's own: the OS may hand out the same or the
+      // next port twice, and slot 1 listens on the port after METRICS_PORT.
+      const port = await freePort();
+      let metricsPort = await freePort();
+      while (
+        [metricsPort, metricsPort + 1].includes(port) ||
+        !(await isPortFree(metricsPort + 1))
+      ) {
+        metricsPort = await freePort();
+      }
       const api = startCommand(
         ["api/main.ts"],
         settings(port, { METRICS_PORT: String(metricsPort), METRICS_HOST: "127.0.0.1" }),
