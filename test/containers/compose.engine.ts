@@ -320,18 +320,27 @@ describe("docker-compose.yml on a container engine", () => {
         Labels: { "com.docker.compose.project": PROJECT },
       }),
     });
-    await engine(`/containers/${Id}/start`, { method: "POST" });
-    await until("the follower waiting for its node", 60_000, async () => {
-      const logs = await fetch(`http://engine/v1.41/containers/${Id}/logs?stdout=1&stderr=1`, {
+    const logs = () =>
+      fetch(`http://engine/v1.41/containers/${Id}/logs?stdout=1&stderr=1`, {
         unix: DOCKER_HOST.replace(/^unix:\/\//, ""),
       }).then((response) => response.text());
-      return /does not answer, for now/.test(logs) ? true : undefined;
-    });
-    const stopping = performance.now();
-    await engine(`/containers/${Id}/stop?t=${DEFAULT_STOP_TIMEOUT_S}`, { method: "POST" });
-    const seconds = (performance.now() - stopping) / 1000;
-    const { State } = await engine<ContainerState>(`/containers/${Id}/json`);
-    await engine(`/containers/${Id}?force=true`, { method: "DELETE" });
+    let seconds: number;
+    let State: ContainerState["State"];
+    try {
+      await engine(`/containers/${Id}/start`, { method: "POST" });
+      await until("the follower waiting for its node", 60_000, async () =>
+        /does not answer, for now/.test(await logs()) ? true : undefined,
+      ).catch(async (error: Error) => {
+        throw new Error(`${error.message}; its log:\n${await logs().catch(String)}`);
+      });
+      const stopping = performance.now();
+      await engine(`/containers/${Id}/stop?t=${DEFAULT_STOP_TIMEOUT_S}`, { method: "POST" });
+      seconds = (performance.now() - stopping) / 1000;
+      ({ State } = await engine<ContainerState>(`/containers/${Id}/json`));
+    } finally {
+      // Removed whatever happened: the stop test counts the project's containers.
+      await engine(`/containers/${Id}?force=true`, { method: "DELETE" });
+    }
     console.error(`a starting follower stopped in ${seconds.toFixed(1)} s with ${State.ExitCode}`);
     // Its SIGTERM handler is in place before it waits (lib/shutdown.ts): exit 0, as outside a
     // container; never the signal's 143 nor the engine's SIGKILL.
