@@ -4,6 +4,7 @@
  */
 import { and, eq, inArray, sql } from "drizzle-orm";
 import type { Hex } from "viem";
+import { RECORD_WRITER, storedRecord } from "../api/modules/citizens/record.ts";
 import { stakedCitizensAt } from "../db/as-of.ts";
 import type { Database } from "../db/client.ts";
 import {
@@ -55,6 +56,8 @@ export interface TableSide {
   rows: StakedCitizen[];
   /** Live rows that differ from the rule at the checkpoint (with asOf). */
   drift: DriftRow[];
+  /** Live rows whose stored record is not what this writer makes of their columns. */
+  staleRecords: StakedCitizen[];
   /** The stakes whose configuration figures are inferred (stakeKey). */
   inferred: Set<string>;
 }
@@ -85,8 +88,10 @@ export function readTables(
             ? await tx.select().from(stakedCitizens).where(inArray(stakedCitizens.staker, wallets))
             : [];
       const drift = asOf ? await projectionDrift(tx) : [];
+      const staleRecords = await recordDrift(tx);
       const inferred = await inferredConfigurations(tx);
-      return { at, blockHash: stored?.hash as Hex | undefined, stakers, rows, drift, inferred };
+      const blockHash = stored?.hash as Hex | undefined;
+      return { at, blockHash, stakers, rows, drift, staleRecords, inferred };
     },
     { isolationLevel: "repeatable read", accessMode: "read only" },
   );
@@ -149,4 +154,17 @@ async function projectionDrift(db: Reader): Promise<DriftRow[]> {
     full join fresh f on f.season = l.season and f.citizen_id = l.citizen_id
     where l.columns is distinct from f.columns
   `);
+}
+
+/**
+ * The live rows whose stored record this writer would not write from their columns: the API
+ * serves such a record as it is, so one that went wrong is an answer that went wrong. Records of
+ * another writer are not served (the API renders those rows), so they are not compared.
+ */
+async function recordDrift(db: Reader): Promise<StakedCitizen[]> {
+  const rows = await db
+    .select()
+    .from(stakedCitizens)
+    .where(eq(stakedCitizens.recordWriter, RECORD_WRITER));
+  return rows.filter((row) => row.record !== storedRecord(row).record);
 }

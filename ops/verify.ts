@@ -66,8 +66,10 @@ interface VerifyInput {
  * stake missing from the tables altogether is found too. With `asOf` the tables are read as they
  * stood after `at` (staked_citizens_at), so activity indexed between the chain reads and the
  * table reads is no false alarm, and the live rows the API serves are checked against that
- * rule at the checkpoint; otherwise the live projection is read. Every table read is made in one
- * snapshot, and the chain is asked about the block by its stored hash when the tables keep one.
+ * rule at the checkpoint; otherwise the live projection is read. Either way, every live row's
+ * stored record that the API would serve is checked against what its columns make. Every table
+ * read is made in one snapshot, and the chain is asked about the block by its stored hash when
+ * the tables keep one.
  */
 export async function verifyAgainstChain(input: VerifyInput & { at: bigint }): Promise<Mismatch[]> {
   return compareWithChain(input, await readTables(input, { at: input.at }));
@@ -254,6 +256,17 @@ async function compareWithChain(input: VerifyInput, tables: TableSide): Promise<
         "staked_citizens_at(the checkpoint) differs",
       );
     }
+  }
+  // The records the API serves as stored, against what their rows' columns make.
+  for (const row of tables.staleRecords) {
+    report(
+      row.staker,
+      row.season,
+      row.citizenId,
+      "record",
+      "stored record differs",
+      "the record its columns make",
+    );
   }
   if (escrow) {
     // What the staker's views did not already show: the tables against the escrow itself.

@@ -65,7 +65,16 @@ describe("verify", () => {
       sql`update staked_citizens set total_points = total_points + 1 where citizen_id = ${MOVER_CITIZENS[0]!}`,
     );
 
+    // And a stored record, served as it is, that is not what its row's columns make (the
+    // trigger keeps a record changed on its own).
+    await db.execute(
+      sql`update staked_citizens set record = replace(record, '"totalPoints":', '"totalPoints":1') where citizen_id = ${MOVER_CITIZENS[1]!}`,
+    );
+
     const damaged = await harness.cli(["verify"]);
+    expect(damaged.stdout).toContain(
+      `${MOVER.toLowerCase()} s1 #${MOVER_CITIZENS[1]} record: tables stored record differs`,
+    );
     expect(damaged.stdout).toContain(
       `${MOVER.toLowerCase()} s1 #${MOVER_CITIZENS[0]} projection: tables total_points differ`,
     );
