@@ -105,6 +105,11 @@ export interface IndexerStore {
    */
   reproject(): Promise<{ citizens: number; indexedBlock: bigint }>;
   /**
+   * Writes the API record of every staked_citizens row whose stored one is another writer's (or
+   * missing) with this version's writer; returns how many. `migrate` runs it.
+   */
+  refillRecords(): Promise<number>;
+  /**
    * Counts for `status`: recorded read failures, stakes whose Hand flag or configuration was
    * inferred, and the RPC calls every process made against the events and citizen stakes stored.
    */

@@ -4,6 +4,7 @@
  * built from the writers' lock, under which both run.
  */
 import { and, count, eq, gt, isNotNull, lte, sql } from "drizzle-orm";
+import { RECORD_WRITER, storedRecord } from "../../api/modules/citizens/record.ts";
 import {
   blocks,
   indexedRanges,
@@ -72,5 +73,34 @@ export function createRewrites({ locked, checkpoint, markDataChanged }: WriterDe
     });
   }
 
-  return { rollbackTo, reproject };
+  /**
+   * Writes again every stored API record another writer wrote (a deployment that changed the
+   * record, or a row whose record a change by hand dropped), from the row's own columns, with
+   * this writer: until then the API renders those rows, which is right but slower. Under the
+   * writers' lock, so no row changes between its reading and its record's write; the answers do
+   * not change, so the data's version does not move.
+   */
+  async function refillRecords(): Promise<number> {
+    return locked(async (tx) => {
+      const stale = await tx
+        .select()
+        .from(stakedCitizens)
+        .where(sql`${stakedCitizens.recordWriter} is distinct from ${RECORD_WRITER}`);
+      if (stale.length === 0) return 0;
+      const records = stale.map((row) => ({
+        season: row.season,
+        citizen_id: row.citizenId.toString(),
+        ...storedRecord(row),
+      }));
+      await tx.execute(sql`
+        update staked_citizens s set record = r.record, record_writer = r."recordWriter"
+        from jsonb_to_recordset(${JSON.stringify(records)}::jsonb)
+          as r(season smallint, citizen_id numeric, record text, "recordWriter" text)
+        where s.season = r.season and s.citizen_id = r.citizen_id
+      `);
+      return stale.length;
+    });
+  }
+
+  return { rollbackTo, reproject, refillRecords };
 }

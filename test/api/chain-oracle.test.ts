@@ -195,5 +195,14 @@ describe("the API agrees with the staker's own views", () => {
       .where(key(second));
     await db.execute(sql`update indexer_checkpoints set updated_at = now()`);
     expect(await (await get(path(second))).text()).toBe(recordJson(second!, {}));
+
+    // `migrate`'s refill stores both again with this writer, and nothing else.
+    expect(await indexer.indexer.store.refillRecords()).toBe(2);
+    for (const row of await db.select().from(stakedCitizens)) {
+      expect(row.recordWriter).toBe(RECORD_WRITER);
+      expect(row.record).toBe(recordJson(row, {}));
+    }
+    expect(await indexer.indexer.store.refillRecords()).toBe(0);
+    expect(await indexer.mismatches()).toEqual([]);
   });
 });

@@ -1,17 +1,25 @@
 import { ensureDatabase, runMigrations } from "../../../db/migrate.ts";
+import { createIndexerStore } from "../../../indexer/store/index.ts";
 import { config } from "../../../lib/config.ts";
 import { checkPostgres, checkRedis } from "../../../lib/connection-checks.ts";
 import { failureLine, Unreachable } from "../../../lib/fail.ts";
 import { logger } from "../../../lib/log.ts";
 import { isTransientRpcFailure } from "../../../lib/rpc-failures.ts";
 import { type ChainSettings, checkChainSettings } from "../../../ops/chain-settings.ts";
+import { withDatabase } from "./with-database.ts";
 
 const log = logger("cli");
 
-/** Creates the database if needed and applies every migration. */
+/**
+ * Creates the database if needed, applies every migration, and writes again the stored API
+ * records another version wrote (docs/decisions/stored-records.md), so a deployment that changed
+ * the record serves stored ones again without a `reproject`.
+ */
 export async function migrate() {
   await ensureDatabase(config.databaseUrl);
   await runMigrations(config.databaseUrl);
+  const refilled = await withDatabase((db) => createIndexerStore(db).refillRecords());
+  if (refilled > 0) log.info({ refilled }, "stored API records written again for this version");
 }
 
 /**
