@@ -76,9 +76,34 @@ export async function recompute(tx: Transaction, keys: CitizenKeyRow[], at: bigi
 
 /** The rows of `keys` after block `at` (staked_citizens_at), each with its record. */
 export async function recordedRows(tx: Transaction, keys: CitizenKeyRow[], at: bigint) {
-  const fresh = await tx.execute<Record<string, unknown>>(
-    sql`select * from staked_citizens_at(${at}::bigint, null::text, ${keysJson(keys)}::jsonb)`,
+  return withRecords(
+    await tx.execute<Record<string, unknown>>(
+      sql`select * from staked_citizens_at(${at}::bigint, null::text, ${keysJson(keys)}::jsonb)`,
+    ),
   );
+}
+
+/**
+ * recordedRows's read for the citizens with events in blocks (after, to], at `to`, its keys
+ * found by the statement itself (touchedKeys): it needs no answer before it, so it goes in the
+ * flight that moves the checkpoint to `to`, after the move (staked_citizens_at refuses a block
+ * beyond the checkpoint). Its rows take their records with withRecords.
+ */
+export function touchedRowsStatement(after: bigint, to: bigint) {
+  return sql`select * from staked_citizens_at(${to}::bigint, null::text, (
+    select coalesce(jsonb_agg(jsonb_build_object('season', k.citizen_season, 'citizen_id', k.citizen_id)), '[]')
+    from (${touchedKeys(after, to)}) k))`;
+}
+
+/** The citizens with events in blocks (after, to]: the keys a move of the checkpoint touches. */
+export function touchedKeys(after: bigint, to: bigint) {
+  return sql`select distinct citizen_season, citizen_id from staker_events
+    where block_number > ${after}::bigint and block_number <= ${to}::bigint
+      and citizen_id is not null`;
+}
+
+/** Rows of staked_citizens_at (columns by name, the driver's values), each with its record. */
+export function withRecords(fresh: Record<string, unknown>[]) {
   return fresh.map((columns) => {
     const row = Object.fromEntries(fieldNames.map(([key, name]) => [key, columns[name]]));
     const { record, recordWriter } = storedRecord(row as Raw<StakedCitizen>);

@@ -26,15 +26,26 @@ import {
   type StakerEventRow,
   stakerEvents,
 } from "../../db/schema.ts";
-import type { Checkpoint, WriterDeps } from "./checkpoint.ts";
-import { inOneFlight, type PreparedStatement, preparedSql } from "./flight.ts";
+import type { WriterDeps } from "./checkpoint.ts";
+import {
+  answerOf,
+  endingWith,
+  inOneFlight,
+  type PreparedStatement,
+  preparedSql,
+  settleOneFlight,
+} from "./flight.ts";
 import {
   type CitizenKeyRow,
   projectHistory,
   projectHistoryStatement,
   recompute,
+  recomputeWriteStatement,
   type Transaction,
+  touchedKeys,
+  touchedRowsStatement,
   truncateHistory,
+  withRecords,
 } from "./projection.ts";
 import { type BlockRange, contiguousEnd } from "./ranges.ts";
 import { unnestRows } from "./unnest-rows.ts";
@@ -81,6 +92,13 @@ export const HASHES_KEPT = 256n;
 
 type BlockRow = typeof blocks.$inferSelect;
 type IndexedRangeRow = typeof indexedRanges.$inferSelect;
+/** A row of touchedKeys, as the driver gives it. */
+type TouchedKey = { citizen_season: number; citizen_id: string };
+
+const asRange = (range: IndexedRangeRow): BlockRange => ({
+  from: range.fromBlock,
+  to: range.toBlock,
+});
 
 export interface Indexed {
   indexedBlock: bigint;
@@ -197,31 +215,47 @@ export function createRangeWrites(
     tx.select().from(indexedRanges).orderBy(asc(indexedRanges.fromBlock)).prepare("read_ranges");
 
   /**
-   * The follower's write, its statements sent in one flight: the lock, the checkpoint, the
-   * range's record, the ranges, then the claims and rows. postgres.js sends the statements of a
-   * transaction back to back when they are not awaited one by one (`Promise.all` hands them to
-   * it in array order; unsent drizzle queries only, since an async helper would send its query
-   * before the lock) and Postgres runs them in that order, each with its own snapshot, so the
-   * checkpoint is still read under the lock and the ranges after this range's record. What the
-   * flight found is checked after it: a moved checkpoint or a differing claim throws, and the
-   * transaction rolls back what the flight wrote. See docs/decisions/follower-write-flight.md.
+   * The follower's write, in one flight after BEGIN and one with COMMIT. The first: the lock, the
+   * checkpoint, the range's record, the ranges, the claims and rows, then the advance over this
+   * range as if the checkpoint were still at its first block's parent (it is, unless another
+   * follower got there first), and the touched citizens' rows read back. postgres.js sends a
+   * transaction's statements back to back when they are not awaited one by one (unsent drizzle
+   * queries only, since an async helper would send its query before the lock) and Postgres runs
+   * them in that order, each with its own snapshot, so the checkpoint is still read under the
+   * lock and the ranges after this range's record. What the flight found is checked after it: a
+   * moved checkpoint or a differing claim throws (before any failure of the statements it
+   * explains), and the rollback undoes what the flight wrote. The rows' records are written here,
+   * and the rows go back with the COMMIT. See docs/decisions/follower-write-flight.md.
    */
   async function extendCheckpoint(write: RangeWrite): Promise<Indexed> {
-    return db.transaction(async (tx) => {
-      const [, [current], , ranges, claimed] = await inOneFlight([
+    const after = write.fromBlock - 1n;
+    return endingWith(db, async (tx) => {
+      const rows = rowStatements(tx, write);
+      const outcomes = await settleOneFlight([
         writersLock(tx),
         readCheckpoint(tx),
         recordRange(tx, { from: write.fromBlock, to: write.toBlock }),
         rangesInOrder(tx),
-        ...rowStatements(tx, write),
+        ...rows,
+        ...advanceStatements(tx, after, write.toBlock),
       ]);
-      if (current!.indexedBlock !== write.fromBlock - 1n) {
-        throw new CheckpointMoved(
-          `the checkpoint is at ${current!.indexedBlock}, not ${write.fromBlock - 1n}`,
-        );
+      const [current] = answerOf(outcomes[1]);
+      if (current!.indexedBlock !== after) {
+        throw new CheckpointMoved(`the checkpoint is at ${current!.indexedBlock}, not ${after}`);
       }
-      if (write.blockHashes.size > 0) checkClaims(write.blockHashes, claimed as BlockRow[]);
-      return { indexedBlock: await advanceOver(tx, current!, ranges) };
+      if (write.blockHashes.size > 0) {
+        checkClaims(write.blockHashes, answerOf(outcomes[4]) as BlockRow[]);
+      }
+      for (const outcome of outcomes) answerOf(outcome);
+      const advanced = outcomes.slice(4 + rows.length).map(answerOf);
+      const ranges = answerOf(outcomes[3]);
+      const last = recomputeStatements(tx, touchedOf(advanced));
+      const reached = contiguousEnd(after, ranges.map(asRange));
+      if (reached === write.toBlock) return { value: { indexedBlock: reached }, last };
+      // Written ranges beyond this one join it: the advance goes on over them.
+      await inOneFlight(last);
+      const beyond = ranges.filter((range) => range.toBlock > write.toBlock);
+      return { value: { indexedBlock: await advanceOver(tx, write.toBlock, beyond) }, last: [] };
     });
   }
 
@@ -273,36 +307,36 @@ export function createRangeWrites(
   /** Moves the checkpoint over contiguous written ranges and projects the citizens they touch. */
   async function advance(tx: Transaction): Promise<bigint> {
     const [[current], ranges] = await inOneFlight([readCheckpoint(tx), rangesInOrder(tx)]);
-    return advanceOver(tx, current!, ranges);
+    return advanceOver(tx, current!.indexedBlock, ranges);
   }
 
   /**
-   * advance from the checkpoint and written ranges read under the lock: the move and projection
-   * in one flight, then staked_citizens for the citizens the blocks touched (when there are any).
+   * advance from the checkpoint `from` and the written ranges read under the lock: the move and
+   * projection in one flight, with the rows of the citizens the blocks touched, then those rows
+   * written back with their records.
    */
   async function advanceOver(
     tx: Transaction,
-    current: Checkpoint,
+    from: bigint,
     ranges: IndexedRangeRow[],
   ): Promise<bigint> {
-    const reached = contiguousEnd(
-      current.indexedBlock,
-      ranges.map((range) => ({ from: range.fromBlock, to: range.toBlock })),
-    );
-    if (reached === current.indexedBlock) return reached;
-    const [touched] = await inOneFlight([
-      tx
-        .selectDistinct({ season: stakerEvents.citizenSeason, citizenId: stakerEvents.citizenId })
-        .from(stakerEvents)
-        .where(
-          and(
-            gt(stakerEvents.blockNumber, current.indexedBlock),
-            lte(stakerEvents.blockNumber, reached),
-            isNotNull(stakerEvents.citizenId),
-          ),
-        )
-        .prepare("touched_citizens"),
-      preparedSql(tx, projectHistoryStatement(current.indexedBlock, reached), "project_history"),
+    const reached = contiguousEnd(from, ranges.map(asRange));
+    if (reached === from) return reached;
+    const advanced = await inOneFlight(advanceStatements(tx, from, reached));
+    await inOneFlight(recomputeStatements(tx, touchedOf(advanced)));
+    return reached;
+  }
+
+  /**
+   * The checkpoint's move from `from` to `reached`, unsent: the touched citizens, the projection,
+   * the ranges and hashes left behind, the move itself (only from `from`: a checkpoint found
+   * elsewhere stays), then the touched citizens' rows at `reached` (touchedRowsStatement).
+   * touchedOf reads its answers.
+   */
+  function advanceStatements(tx: Transaction, from: bigint, reached: bigint) {
+    return [
+      preparedSql(tx, touchedKeys(from, reached), "touched_citizens"),
+      preparedSql(tx, projectHistoryStatement(from, reached), "project_history"),
       tx.delete(indexedRanges).where(lte(indexedRanges.toBlock, reached)).prepare("delete_ranges"),
       tx
         .delete(blocks)
@@ -315,11 +349,29 @@ export function createRangeWrites(
           scheduledBlock: sql`greatest(${indexerCheckpoints.scheduledBlock}, ${reached})`,
           updatedAt: sql`now()`,
         })
-        .where(eq(indexerCheckpoints.staker, current.staker))
+        .where(eq(indexerCheckpoints.indexedBlock, from))
         .prepare("advance_checkpoint"),
-    ]);
-    await recompute(tx, touched as CitizenKeyRow[], reached);
-    return reached;
+      preparedSql(tx, touchedRowsStatement(from, reached), "touched_rows"),
+    ] as const;
+  }
+
+  /** The touched citizens and their rows, from the answers to advanceStatements. */
+  function touchedOf(answers: readonly unknown[]) {
+    const keys = (answers[0] as TouchedKey[]).map((key) => ({
+      season: key.citizen_season,
+      citizenId: BigInt(key.citizen_id),
+    }));
+    return { keys, rows: answers[5] as Record<string, unknown>[] };
+  }
+
+  /** The touched citizens' rows written back with their records (none when none was touched). */
+  function recomputeStatements(
+    tx: Transaction,
+    touched: ReturnType<typeof touchedOf>,
+  ): PreparedStatement[] {
+    if (touched.keys.length === 0) return [];
+    const rows = withRecords(touched.rows);
+    return [preparedSql(tx, recomputeWriteStatement(touched.keys, rows), "recompute_rows")];
   }
 
   return { writeRange, replaceRange };
