@@ -8,6 +8,19 @@ cd "$(dirname "$0")/.."
 ./scripts/bootstrap.sh
 # Info logs from the indexer under test would bury the test report.
 export LOG_LEVEL="${LOG_LEVEL:-warn}"
+# The tests' CLI and API children run from the compiled binary of this tree (test/support/
+# commands.ts says why), built once and kept under dist/test/ by a hash of every file outside
+# test/ and of Bun's version: a rerun on the same tree reuses it, a change anywhere builds anew.
+# A file deleted but still tracked drops out of the hash (sha256sum skips it), which changes it.
+key="$({
+  bun --version
+  git ls-files -z --cached --others --exclude-standard -- ':!:test/' | xargs -0 -r sha256sum 2>/dev/null || true
+} | sha256sum | cut -c1-16)"
+export CS_TEST_BINARY="$PWD/dist/test/citizen-staking-$key"
+if [ ! -x "$CS_TEST_BINARY" ]; then
+  rm -rf dist/test
+  ./scripts/build-binary.sh "$CS_TEST_BINARY" >/dev/null
+fi
 # Files at once: a file waits on anvil, Postgres and child processes, but the whole suite is bound
 # by the two cores (377-381 CPU-seconds of its own): 3 at once took 250 s, 5 take 230-236 s.
 # Test harnesses give idle connections back (test/support/indexer.ts), so 5 peak at about 53 of
