@@ -12,10 +12,16 @@ export LOG_LEVEL="${LOG_LEVEL:-warn}"
 # commands.ts says why), built once and kept under dist/test/ by a hash of every file outside
 # test/ and of Bun's version: a rerun on the same tree reuses it, a change anywhere builds anew.
 # A file deleted but still tracked drops out of the hash (sha256sum skips it), which changes it.
-key="$({
-  bun --version
-  git ls-files -z --cached --others --exclude-standard -- ':!:test/' | xargs -0 -r sha256sum 2>/dev/null || true
-} | sha256sum | cut -c1-16)"
+# Outside a git checkout nothing lists the files: each run builds anew.
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  key="$({
+    bun --version
+    git ls-files -z --cached --others --exclude-standard -- ':!:test/' |
+      xargs -0 -r sha256sum 2>/dev/null || true
+  } | sha256sum | cut -c1-16)"
+else
+  key="unlisted-$$"
+fi
 export CS_TEST_BINARY="$PWD/dist/test/citizen-staking-$key"
 if [ ! -x "$CS_TEST_BINARY" ]; then
   rm -rf dist/test
