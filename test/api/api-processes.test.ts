@@ -23,6 +23,13 @@ const CITIZEN = `/v1/staking/citizens/s1/7?address=${STAKER}`;
 
 type Api = ReturnType<typeof startCommand>;
 
+/**
+ * `bun api/main.ts` whatever binary the run built: a process started from source starts the others
+ * with its script's path (api/processes.ts ownCommand); test/operations/binary.test.ts covers the
+ * binary's way.
+ */
+const SOURCE = { source: true };
+
 describe("API processes sharing one port", () => {
   let harness: Awaited<ReturnType<typeof createApiHarness>>;
   const started: Api[] = [];
@@ -45,7 +52,7 @@ describe("API processes sharing one port", () => {
   /** Two processes on a free port, both listening. */
   const startApi = async () => {
     const port = await freePort();
-    const api = startCommand(["api/main.ts"], settings(port));
+    const api = startCommand(["api/main.ts"], settings(port), SOURCE);
     started.push(api);
     await api.waitForLine(/"processSlot":0,.*"msg":"listening"/, 2 * LOADED_MACHINE_MS);
     await api.waitForLine(/"processSlot":1,.*"msg":"listening"/, 2 * LOADED_MACHINE_MS);
@@ -205,6 +212,7 @@ describe("API processes sharing one port", () => {
       const api = startCommand(
         ["api/main.ts"],
         settings(port, { METRICS_PORT: String(metricsPort), METRICS_HOST: "127.0.0.1" }),
+        SOURCE,
       );
       started.push(api);
       await api.waitForLine(/"processSlot":1,.*"msg":"listening"/, 2 * LOADED_MACHINE_MS);
@@ -242,6 +250,7 @@ describe("API processes sharing one port", () => {
       ["api/main.ts"],
       settings(await freePort(), { API_PROCESSES: "0" }),
       LOADED_MACHINE_MS,
+      SOURCE,
     );
     expect(result.code).toBe(2);
     expect(result.stderr.trim().split("\n")).toEqual([
@@ -257,7 +266,12 @@ describe("API processes sharing one port", () => {
       fetch: () => new Response("held"),
     });
     try {
-      const result = await runCommand(["api/main.ts"], settings(holder.port!), LOADED_MACHINE_MS);
+      const result = await runCommand(
+        ["api/main.ts"],
+        settings(holder.port!),
+        LOADED_MACHINE_MS,
+        SOURCE,
+      );
       expect(result.code).not.toBe(0);
       const errors = result.stderr.trim().split("\n");
       expect(errors).toHaveLength(1);

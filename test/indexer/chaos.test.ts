@@ -4,6 +4,7 @@ import { type Address, parseEther } from "viem";
 import { neoTokyoStakerAbi } from "../../contracts/generated/index.ts";
 import { SeededRandom } from "../../devnet/random.ts";
 import { DAY } from "../../devnet/settings.ts";
+import { bunArgv } from "../support/commands.ts";
 import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
 import { startTestIndexer, type TestIndexer } from "../support/indexer.ts";
 import { stakingActions, type TransactionJson } from "../support/staking.ts";
@@ -47,7 +48,7 @@ describe(`chaos (seed ${SEED})`, () => {
     const args = command === "follow" ? ["follow", "--no-migrate"] : [command];
     processes.set(
       name,
-      Bun.spawn(["bun", "scripts/cli.ts", ...args], {
+      Bun.spawn(bunArgv(["scripts/cli.ts", ...args]), {
         env: env(),
         stdout: "ignore",
         stderr: "inherit",

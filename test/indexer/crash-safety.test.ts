@@ -97,6 +97,8 @@ describe("the same tables whatever happens on the way", () => {
       JOB_LOCK_MS: "1000",
       LOG_LEVEL: "warn",
     };
+    // From source whatever binary the run built, as the harness that wrote referenceTables: see
+    // From in test/support/commands.ts.
     const spawnWorker = () =>
       Bun.spawn(["bun", "scripts/cli.ts", "worker"], { env, stdout: "inherit", stderr: "inherit" });
 

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { bunArgv } from "../support/commands.ts";
 import { startTestIndexer, type TestIndexer } from "../support/indexer.ts";
 import { type ScenarioChain, startScenarioChain } from "../support/scenario-chain.ts";
 
@@ -30,7 +31,7 @@ describe("no lost work", () => {
     });
     harnesses.push(harness);
     const head = await devnet.client.getBlockNumber();
-    const backfill = Bun.spawn(["bun", "scripts/cli.ts", "backfill", "--to", String(head)], {
+    const backfill = Bun.spawn(bunArgv(["scripts/cli.ts", "backfill", "--to", String(head)]), {
       env: harness.cliEnv({ CONCURRENCY: "1" }),
       stdout: "pipe",
       stderr: "pipe",

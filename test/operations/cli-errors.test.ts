@@ -43,8 +43,9 @@ const settings = (overrides: Record<string, string | undefined> = {}) => ({
   ...overrides,
 });
 
+/** The operator's way, `bun scripts/cli.ts`, whatever binary the run built. */
 const cli = (args: string[], overrides: Record<string, string | undefined> = {}) =>
-  runCommand(["scripts/cli.ts", ...args], settings(overrides));
+  runCommand(["scripts/cli.ts", ...args], settings(overrides), undefined, { source: true });
 
 /** One line on stderr (no stack, no usage dump), mentioning each of `mentions`. */
 function expectOneLine(result: CommandResult, code: number, mentions: string[]) {
@@ -136,7 +137,12 @@ describe("settings that are malformed are refused before anything connects (exit
   });
 
   test("`DATABASE_URL=garbage bun run api` says so in one line and exits 2", async () => {
-    const result = await runCommand(["api/main.ts"], settings({ DATABASE_URL: "garbage" }));
+    const result = await runCommand(
+      ["api/main.ts"],
+      settings({ DATABASE_URL: "garbage" }),
+      undefined,
+      { source: true },
+    );
     expect(result.code).toBe(2);
     expect(result.stderr.trim().split("\n")).toHaveLength(1);
     expect(result.stderr).toContain("DATABASE_URL");

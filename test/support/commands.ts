@@ -1,12 +1,46 @@
 /**
- * Our commands run as an operator runs them: `bun <script>` from the repository root, with
- * settings in the environment, output captured. One-shot commands are awaited; long-running
- * ones are watched line by line and stopped with SIGTERM.
+ * Our commands run as an operator runs them: `bun <script>` from the repository root, or the
+ * compiled binary of the same tree in its place (below), with settings in the environment, output
+ * captured. One-shot commands are awaited; long-running ones are watched line by line and stopped
+ * with SIGTERM.
  */
 import { join } from "node:path";
 import { LOADED_MACHINE_MS } from "./time.ts";
 
 const REPO_ROOT = join(import.meta.dir, "..", "..");
+
+/**
+ * The compiled binary of this tree (scripts/build-binary.sh) that scripts/test.sh builds before a
+ * run and names in CS_TEST_BINARY. A `bun scripts/cli.ts` child transpiles every module it loads
+ * before its first line of work; the binary starts from code bundled ahead. The suite starts a few
+ * hundred such children on two cores, so they come from the binary; a file run alone (no
+ * CS_TEST_BINARY) runs them from source.
+ */
+const TEST_BINARY = process.env.CS_TEST_BINARY || undefined;
+
+/**
+ * Where a command's code comes from. `source` keeps a command on `bun <script>` whatever the run
+ * built: for tests about that way itself, and for commands whose writes a test compares with rows
+ * its own process wrote (RECORD_WRITER, the stored records' version, hashes the record code's
+ * text, which bundling changes: the binary's rows differ in that column).
+ */
+export interface From {
+  source?: boolean;
+}
+
+/**
+ * The argv that runs `bun <args>`: from the test binary when there is one and `args` name one of
+ * its entry points (`scripts/cli.ts <command>`, or `api/main.ts`, its `api` command), from
+ * source otherwise.
+ */
+export function bunArgv(args: string[], from: From = {}): string[] {
+  const [script, ...rest] = args;
+  if (TEST_BINARY && !from.source) {
+    if (script === "scripts/cli.ts") return [TEST_BINARY, ...rest];
+    if (script === "api/main.ts") return [TEST_BINARY, "api", ...rest];
+  }
+  return [process.execPath, ...args];
+}
 
 export interface CommandResult {
   code: number;
@@ -15,13 +49,17 @@ export interface CommandResult {
   ms: number;
 }
 
-/** Runs `bun <args>` to its end (killed after `timeoutMs`) and returns what it printed. */
+/**
+ * Runs `bun <args>` (or the binary in its place: bunArgv) to its end (killed after `timeoutMs`)
+ * and returns what it printed.
+ */
 export function runCommand(
   args: string[],
   env: Record<string, string | undefined>,
   timeoutMs = 2 * LOADED_MACHINE_MS,
+  from: From = {},
 ): Promise<CommandResult> {
-  return runProcess([process.execPath, ...args], ourCommand(env), timeoutMs);
+  return runProcess(bunArgv(args, from), ourCommand(env), timeoutMs);
 }
 
 /** Where and with what environment `bun <script>` runs: the repository root, ours added. */
@@ -59,8 +97,12 @@ export async function runProcess(
 }
 
 /** A long-running command whose output lines (stdout and stderr together) can be awaited. */
-export function startCommand(args: string[], env: Record<string, string | undefined>) {
-  return startProcess([process.execPath, ...args], ourCommand(env));
+export function startCommand(
+  args: string[],
+  env: Record<string, string | undefined>,
+  from: From = {},
+) {
+  return startProcess(bunArgv(args, from), ourCommand(env));
 }
 
 /** Any long-running executable, watched line by line like `startCommand`'s. */

@@ -5,7 +5,7 @@ import { createIndexerStore } from "../../indexer/store/index.ts";
 import { citizenStakers, verifyAgainstChain } from "../../ops/verify.ts";
 import { createScratchDatabase } from "../../scratch/database.ts";
 import { createScratchRedisPrefix } from "../../scratch/redis.ts";
-import { runCommand } from "./commands.ts";
+import { type From, runCommand } from "./commands.ts";
 import type { DevnetChain } from "./scenario-chain.ts";
 
 /** Seconds a harness's Postgres connection stays open unused. */
@@ -122,8 +122,8 @@ export async function startTestIndexer(input: {
       };
     },
     /** Runs one CLI command to its end, as an operator would. */
-    cli(args: string[], extra: Record<string, string> = {}) {
-      return runCommand(["scripts/cli.ts", ...args], this.cliEnv(extra), 120_000);
+    cli(args: string[], extra: Record<string, string> = {}, from: From = {}) {
+      return runCommand(["scripts/cli.ts", ...args], this.cliEnv(extra), 120_000, from);
     },
     /** Every mismatch between the tables and the staker's views at the indexed block. */
     async mismatches(wallets?: string[]) {
