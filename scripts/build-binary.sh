@@ -16,7 +16,12 @@ target=()
 # the build runs in a directory of its own and only the binary leaves it.
 build="$(mktemp -d "$(dirname "$outfile")/.build.XXXXXX")"
 trap 'rm -rf "$build"' EXIT
+# The record writer's version hashes its functions' text, which bundling rewrites: the binary
+# carries the value the source gives (api/modules/citizens/record.ts RECORD_WRITER), so the
+# binary and the source of one tree agree on which stored records are theirs.
+record_writer="$(bun -e 'console.log((await import("./api/modules/citizens/record.ts")).RECORD_WRITER)')"
 bun build --compile "${target[@]}" --sourcemap \
+  --define "BUILT_RECORD_WRITER=\"$record_writer\"" \
   --asset-naming='[name].[ext]' \
   scripts/cli.ts db/migrations/*.sql \
   --outfile "$build/$(basename "$outfile")"

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SeededRandom } from "../../devnet/random.ts";
 import { chunkJobId, chunkJobOptions, enqueueRange } from "../../indexer/queues/queues.ts";
 import { splitRange } from "../../indexer/store/ranges.ts";
+import { bunArgv } from "../support/commands.ts";
 import { indexDevnet, startTestIndexer, type TestIndexer } from "../support/indexer.ts";
 import { type ScenarioChain, startScenarioChain } from "../support/scenario-chain.ts";
 import { tableSnapshot } from "../support/snapshot.ts";
@@ -97,10 +98,12 @@ describe("the same tables whatever happens on the way", () => {
       JOB_LOCK_MS: "1000",
       LOG_LEVEL: "warn",
     };
-    // From source whatever binary the run built, as the harness that wrote referenceTables: see
-    // From in test/support/commands.ts.
     const spawnWorker = () =>
-      Bun.spawn(["bun", "scripts/cli.ts", "worker"], { env, stdout: "inherit", stderr: "inherit" });
+      Bun.spawn(bunArgv(["scripts/cli.ts", "worker"]), {
+        env,
+        stdout: "inherit",
+        stderr: "inherit",
+      });
 
     const first = spawnWorker();
     const third = from + (head - from) / 3n;

@@ -11,8 +11,6 @@ import { tableSnapshot } from "../support/snapshot.ts";
  * `reproject` rebuilds staked_citizens from what is stored, with no node: while the follower
  * keeps indexing live blocks and the API keeps answering, and ending where a fresh backfill ends.
  */
-const SOURCE = { source: true };
-
 describe("re-projection without the chain", () => {
   let devnet: ScenarioDevnet;
   const harnesses: TestIndexer[] = [];
@@ -64,8 +62,7 @@ describe("re-projection without the chain", () => {
     });
     try {
       for (let run = 0; run < 3; run++) {
-        // On source, as the fresh harness compared with: see From in test/support/commands.ts.
-        const reprojected = await harness.cli(["reproject"], { RPC_URL: node.url }, SOURCE);
+        const reprojected = await harness.cli(["reproject"], { RPC_URL: node.url });
         expect(reprojected.code).toBe(0);
         expect(reprojected.stdout).toMatch(/^reprojected \d+ staked citizens as of block \d+/);
       }
@@ -86,7 +83,7 @@ describe("re-projection without the chain", () => {
     const db = harness.indexer.database.db;
     await db.execute(sql`delete from staked_citizens where citizen_id % 2 = 0`);
     await db.execute(sql`update staked_citizens set total_points = 0, name = 'wrong'`);
-    expect((await harness.cli(["reproject"], {}, SOURCE)).code).toBe(0);
+    expect((await harness.cli(["reproject"])).code).toBe(0);
     const fresh = await startTestIndexer({
       label: "reproject-fresh",
       rpcUrl: devnet.node.rpcUrl,

@@ -20,9 +20,7 @@ const TEST_BINARY = process.env.CS_TEST_BINARY || undefined;
 
 /**
  * Where a command's code comes from. `source` keeps a command on `bun <script>` whatever the run
- * built: for tests about that way itself, and for commands whose writes a test compares with rows
- * its own process wrote (RECORD_WRITER, the stored records' version, hashes the record code's
- * text, which bundling changes: the binary's rows differ in that column).
+ * built: for tests about that way itself.
  */
 export interface From {
   source?: boolean;

@@ -186,20 +186,30 @@ export function recordJson(row: CitizenRow, templates: ImageTemplates): string {
   return row.season === 2 ? s2RecordJson(row, templates) : s1RecordJson(row, templates);
 }
 
+/** Set by scripts/build-binary.sh in the compiled binary: RECORD_WRITER as the source gives it. */
+declare const BUILT_RECORD_WRITER: string | undefined;
+
 /**
  * The version of this writer: a hash of the records' schemas and of the code of every function
  * here that makes a value. The projection stores it beside each record it writes
  * (staked_citizens.record_writer), and the API serves a stored record only when it is its own
- * writer's, so a deployment that changes the record answers the new one before `reproject`
- * rewrites the stored ones (every process of a deployment runs one binary, so one text).
+ * writer's, so a deployment that changes the record answers the new one before its `migrate`
+ * writes the stored ones again. The bundler rewrites the functions' text (`void 0` for
+ * `undefined`, declarations merged), so the binary carries the value its source gives: a binary
+ * and `bun scripts/cli.ts` of one tree agree on which records are theirs.
  */
-export const RECORD_WRITER = Bun.hash(
-  [
-    JSON.stringify([S1Record, S2Record]),
-    ...[weiToBytes, formatDuration, spellDuration, image, inferredFields, figuresGivePoints],
-    ...[commonSources, s1Sources, s2Sources, jsonWriter, recordJson],
-  ].join("\n"),
-).toString(36);
+export const RECORD_WRITER =
+  typeof BUILT_RECORD_WRITER === "string" ? BUILT_RECORD_WRITER : sourceRecordWriter();
+
+function sourceRecordWriter(): string {
+  return Bun.hash(
+    [
+      JSON.stringify([S1Record, S2Record]),
+      ...[weiToBytes, formatDuration, spellDuration, image, inferredFields, figuresGivePoints],
+      ...[commonSources, s1Sources, s2Sources, jsonWriter, recordJson],
+    ].join("\n"),
+  ).toString(36);
+}
 
 /**
  * The record the projection stores with a row: as the API answers it without image templates
