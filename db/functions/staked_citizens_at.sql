@@ -1,12 +1,12 @@
 -- The staked_citizens rows as they were after block at_block, read from staked_citizens_history
 -- (one index lookup per citizen, or a GiST lookup for a wallet) through staked_citizen_row. With
 -- a wallet, only that wallet's citizens (staked_citizens_of_wallet_at, the API's own rule); with
--- citizens (a JSON array of {season, citizen_id}), only those, each its latest state at or
--- before the block: the indexer projects staked_citizens this way, for the citizens a write
--- touched. A block beyond the indexed block is refused (the tables do not know it yet): an error
--- rather than today's rows. ROWS 10: of the order of one wallet's citizens, the call an analyst
--- repeats over a generate_series (1000, the default, made such queries plan for millions of rows
--- and compile with JIT).
+-- citizens (a JSON array of {season, citizen_id}), only those (staked_citizens_listed_at): the
+-- indexer projects staked_citizens this way, for the citizens a write touched. A block beyond the
+-- indexed block is refused (the tables do not know it yet): an error rather than today's rows.
+-- ROWS 10: of the order of one wallet's citizens, the call an analyst repeats over a
+-- generate_series (1000, the default, made such queries plan for millions of rows and compile
+-- with JIT).
 CREATE OR REPLACE FUNCTION "staked_citizens_at"("at_block" bigint, "wallet" text DEFAULT NULL, "citizens" jsonb DEFAULT NULL)
 RETURNS SETOF "staked_citizens" LANGUAGE plpgsql STABLE ROWS 10
 -- Custom plans would re-plan the query below on every call (its generic plan costs both
@@ -30,18 +30,8 @@ begin
     return;
   end if;
   return query
-    select r.* from (
-      select distinct k.season, k.citizen_id
-      from jsonb_to_recordset(citizens) as k(season smallint, citizen_id numeric)
-    ) k
-    cross join lateral (
-      select v from staked_citizens_history v
-      where v.season = k.season and v.citizen_id = k.citizen_id and v.valid_from <= at_block
-      order by v.valid_from desc limit 1
-    ) latest
-    cross join lateral staked_citizen_row(latest.v) r
-    where citizens is not null and ((latest.v).valid_to is null or (latest.v).valid_to > at_block)
-      and (wallet is null or r.staker = lower(wallet))
+    select r.* from staked_citizens_listed_at(at_block, citizens) r
+    where citizens is not null and (wallet is null or r.staker = lower(wallet))
     union all
     select r.* from staked_citizens_history h
     cross join lateral staked_citizen_row(h) r

@@ -7,9 +7,9 @@ import type { LogSpans } from "../fetch/fetch-range.ts";
  * dense stretch of the chain hold several thousand events at once and the process's peak memory
  * grow with the chain's density. A chunk job works its range in slices of blocks (index-range.ts)
  * that each hold at most the budget's events, a single block however large excepted: a slice asks
- * for its events once its logs are in, before its reads, and holds them until it is written. A
- * slice past the rest of the budget waits; one always goes ahead alone, so a dense block is never
- * stuck; empty slices never wait.
+ * for its events once its logs are in, before its reads, and holds them until its rows are
+ * written (not through the checkpoint's move after them). A slice past the rest of the budget
+ * waits; one always goes ahead alone, so a dense block is never stuck; empty slices never wait.
  */
 export class EventBudget implements LogSpans {
   private held = 0;
@@ -26,7 +26,7 @@ export class EventBudget implements LogSpans {
 
   /**
    * A hold for one slice: `admit` once its events are known (it waits while other slices hold
-   * too many), `release` once it is written or has failed (never while `admit` waits).
+   * too many), `release` once its rows are written or it has failed (never while `admit` waits).
    */
   hold() {
     let count = 0;

@@ -31,7 +31,7 @@ export type ChunkDeps = {
 /**
  * A chunk job: fetches a block range and commits it in slices of blocks, each holding no more
  * events than the process's budget (a single block may hold more: nothing smaller exists) and
- * each written before the next is fetched, its events held until it is written. A slice is
+ * each written before the next is fetched, its events held until its rows are written. A slice is
  * fetched and written exactly as a chunk of its blocks would be, so a job stopped between two
  * slices leaves written ranges the checkpoint moves over, and its retry writes again what is
  * there already (rows keyed by chain position): see docs/decisions/sliced-chunks.md.
@@ -48,7 +48,9 @@ export async function indexRange(deps: ChunkDeps, request: IndexRangeRequest) {
         { from, to: request.to },
         { admitEvents: hold?.admit, maxEvents: budget?.limit, logSpans: budget },
       );
-      indexed = await commitRange(deps, write, request.replace);
+      // The budget is let go once the rows are in, not after the checkpoint's move and
+      // projection that follow (often over other slices' rows too): those need no events.
+      indexed = await commitRange(deps, write, request.replace, hold?.release);
       events += write.events.length;
       slices++;
       for (const key of Object.keys(logCheck) as (keyof LogCheck)[]) {
@@ -72,9 +74,12 @@ export async function commitRange(
   deps: ChunkDeps,
   write: RangeWrite,
   replace = false,
+  rowsWritten?: () => void,
 ): Promise<Indexed> {
   try {
-    return replace ? await deps.store.replaceRange(write) : await deps.store.writeRange(write);
+    return replace
+      ? await deps.store.replaceRange(write)
+      : await deps.store.writeRange(write, { rowsWritten });
   } catch (error) {
     if (!(error instanceof LinkConflict)) throw error;
     const tip = await readChainTip(deps.client, deps.finalityDepth);

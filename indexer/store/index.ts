@@ -29,7 +29,12 @@ import {
   type StoredMetadata,
 } from "./metadata.ts";
 import type { CitizenKeyRow } from "./projection.ts";
-import { createRangeWrites, type Indexed, type RangeWrite } from "./range-writes.ts";
+import {
+  createRangeWrites,
+  type Indexed,
+  type RangeWrite,
+  type WriteOptions,
+} from "./range-writes.ts";
 import type { BlockRange } from "./ranges.ts";
 import { createRewrites } from "./rewrites.ts";
 import { createTalliesStore } from "./tallies.ts";
@@ -51,6 +56,7 @@ export {
   type Indexed,
   LinkConflict,
   type RangeWrite,
+  type WriteOptions,
 } from "./range-writes.ts";
 
 /**
@@ -68,7 +74,7 @@ export interface IndexerStore {
    * contiguous. With `extendsCheckpoint` (the follower) the range must start right above it.
    * Throws LinkConflict when a claimed hash differs from a stored one.
    */
-  writeRange(write: RangeWrite, options?: { extendsCheckpoint?: boolean }): Promise<Indexed>;
+  writeRange(write: RangeWrite, options?: WriteOptions): Promise<Indexed>;
   /** Replaces what an indexed range holds with a fresh fetch (operator reindex). */
   replaceRange(write: RangeWrite): Promise<Indexed>;
   /** Forgets everything above `ancestor` and re-projects what it touched. */

@@ -104,6 +104,17 @@ export interface Indexed {
   indexedBlock: bigint;
 }
 
+export interface WriteOptions {
+  /** The follower's write: the range must start right above the checkpoint. */
+  extendsCheckpoint?: boolean;
+  /**
+   * A chunk write's rows are committed: called before the checkpoint moves over them (which
+   * waits for the writers' lock and projects), so the caller can let go of what it holds for
+   * the rows (the event budget).
+   */
+  rowsWritten?: () => void;
+}
+
 export function createRangeWrites(
   db: Database,
   { locked, writersLock, checkpoint, markDataChanged }: WriterDeps,
@@ -259,18 +270,16 @@ export function createRangeWrites(
     });
   }
 
-  async function writeRange(
-    write: RangeWrite,
-    options: { extendsCheckpoint?: boolean } = {},
-  ): Promise<Indexed> {
+  async function writeRange(write: RangeWrite, options: WriteOptions = {}): Promise<Indexed> {
     if (options.extendsCheckpoint) return extendCheckpoint(write);
     // Chunk writes run side by side: rows are keyed by chain position and hash claims wait on
-    // each other row by row, so no lock is needed. Only the short step that moves the
-    // checkpoint over contiguous ranges (and projects them) takes the lock.
+    // each other row by row, so no lock is needed. Only the step that moves the checkpoint over
+    // contiguous ranges (and projects them) takes the lock, and it needs none of the rows.
     await db.transaction(async (tx) => {
       await writeRows(tx, write);
       await recordRange(tx, { from: write.fromBlock, to: write.toBlock }).execute();
     });
+    options.rowsWritten?.();
     return locked(async (tx) => ({ indexedBlock: await advance(tx) }));
   }
 

@@ -5,8 +5,9 @@
  * of a run that took the same chunk whole.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import postgres from "postgres";
 import { indexRange } from "../../indexer/chunk-workers/index-range.ts";
-import type { RangeWrite } from "../../indexer/store/index.ts";
+import type { RangeWrite, WriteOptions } from "../../indexer/store/index.ts";
 import { indexDevnet, startDevnetIndexer, type TestIndexer } from "../support/indexer.ts";
 import { type ScenarioChain, startScenarioChain } from "../support/scenario-chain.ts";
 import { tableSnapshot } from "../support/snapshot.ts";
@@ -42,8 +43,8 @@ describe("a chunk larger than the event budget", () => {
       ...harness.indexer.deps,
       store: {
         ...store,
-        async writeRange(write: RangeWrite) {
-          const indexed = await store.writeRange(write);
+        async writeRange(write: RangeWrite, options?: WriteOptions) {
+          const indexed = await store.writeRange(write, options);
           writes.push({ from: write.fromBlock, to: write.toBlock, events: write.events.length });
           // The process dies right after this commit: nothing after it runs.
           if (writes.length >= stopAfter) throw new Error("worker killed between two slices");
@@ -95,6 +96,34 @@ describe("a chunk larger than the event budget", () => {
 
     expect(await tableSnapshot(harness.database.url)).toEqual(wholeTables);
     expect(await harness.mismatches()).toEqual([]);
+  });
+
+  test("a slice waiting for the writers' lock holds none of the budget: its rows are in", async () => {
+    const harness = await queuedAsOneChunk("lock-wait");
+    const { eventBudget } = harness.indexer.deps;
+    // Another writer holds the lock: every slice's move of the checkpoint waits for it.
+    const other = postgres(harness.database.url, { max: 1, onnotice: () => {} });
+    await other`select pg_advisory_lock(hashtext('citizen-staking:index'))`;
+    const from = devnet.deployment.deployBlock;
+    const run = indexRange(harness.indexer.deps, { from, to: head });
+    try {
+      const rows = async () => (await other`select count(*)::int as n from staker_events`)[0]!.n;
+      while ((await rows()) === 0) await Bun.sleep(20);
+      // A slice's rows are in; the whole budget is admitted while its move waits.
+      const probe = eventBudget!.hold();
+      const admitted = await Promise.race([
+        probe.admit(BUDGET).then(() => true),
+        Bun.sleep(20_000).then(() => false),
+      ]);
+      expect(admitted).toBe(true);
+      probe.release();
+      const [checkpoint] = await other`select indexed_block::text from indexer_checkpoints`;
+      expect(BigInt(checkpoint!.indexed_block)).toBe(from - 1n);
+    } finally {
+      await other`select pg_advisory_unlock(hashtext('citizen-staking:index'))`;
+      await other.end();
+    }
+    expect((await run).indexedBlock).toBe(head);
   });
 
   test("a worker stopped between two slices leaves the checkpoint inside the chunk, and the job's retry ends in the same tables", async () => {
