@@ -27,27 +27,23 @@ export function encodeRun(
   gasPerCall: bigint,
   maxAnswerBytes: number,
 ): Hex {
-  // Joined with `+` (a rope, flattened once when the request is serialized), not pushed to
-  // arrays, joined and padded with padEnd, and the even length checked apart from one plain
-  // regex: 56 encodes of 100 calls and their JSON, in a fresh process under callgrind, 124 M
-  // instructions that way against 69 M this way.
-  let head = `${RUN_SELECTOR}${word(0x60)}${word(gasPerCall)}${word(maxAnswerBytes)}${word(calls.length)}`;
-  let tail = "";
+  const parts: string[] = [RUN_SELECTOR, word(0x60), word(gasPerCall), word(maxAnswerBytes)];
+  parts.push(word(calls.length));
+  const tails: string[] = [];
   // Each call's offset counts from the first offset word (the ABI's rule for a dynamic array).
   let offset = calls.length * 32;
   for (const call of calls) {
-    const { to, data } = call;
-    if (!ADDRESS.test(to) || data.length % 2 !== 0 || !HEX.test(data)) {
-      throw new BaseError(`not a call the reader can run: ${to} ${data.slice(0, 10)}…`);
+    if (!ADDRESS.test(call.to) || !EVEN_HEX.test(call.data)) {
+      throw new BaseError(`not a call the reader can run: ${call.to} ${call.data.slice(0, 10)}…`);
     }
-    head += word(offset);
-    const bytes = (data.length - 2) / 2;
-    const padding = (32 - (bytes % 32)) % 32;
-    tail += `${ADDRESS_PAD}${to.slice(2).toLowerCase()}${DATA_AT}${word(bytes)}${data.slice(2)}`;
-    if (padding > 0) tail += ZERO_WORD.slice(0, 2 * padding);
-    offset += 96 + bytes + padding;
+    parts.push(word(offset));
+    const data = call.data.slice(2);
+    const bytes = data.length / 2;
+    const padded = data.padEnd(Math.ceil(bytes / 32) * 64, "0");
+    tails.push(ADDRESS_PAD, call.to.slice(2).toLowerCase(), DATA_AT, word(bytes), padded);
+    offset += 96 + padded.length / 2;
   }
-  return `${head}${tail}` as Hex;
+  return `${parts.join("")}${tails.join("")}` as Hex;
 }
 
 /** The results `run` answered, in order (a prefix of the calls when it stopped early). */
@@ -62,13 +58,11 @@ const RUN_SELECTOR = encodeFunctionData({
   args: [[], 0n, 0n],
 }).slice(0, 10);
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
-/** Hex (its length checked apart: a call's calldata is whole bytes). */
-const HEX = /^0x[0-9a-fA-F]*$/;
+const EVEN_HEX = /^0x(?:[0-9a-fA-F]{2})*$/;
 const ADDRESS_PAD = "0".repeat(24);
 /** A call's bytes start after its target and this offset word: two words in. */
 const DATA_AT = word(0x40);
-const ZERO_WORD = "0".repeat(64);
-const FALSE = ZERO_WORD;
+const FALSE = "0".repeat(64);
 const TRUE = `${"0".repeat(63)}1`;
 /** Offsets and lengths read as numbers: any that needs more than 12 hex digits is malformed. */
 const HIGH_ZEROS = "0".repeat(52);
