@@ -39,6 +39,7 @@ import type { BlockRange } from "./ranges.ts";
 import { createRewrites } from "./rewrites.ts";
 import { createTalliesStore } from "./tallies.ts";
 
+export { HASHES_KEPT } from "./advance.ts";
 export { type Checkpoint, CheckpointMismatch } from "./checkpoint.ts";
 export type { HealthOutcome, HealthRow, IndexerRole } from "./health.ts";
 export type { InferredConfiguration, InferredHandClaim } from "./inferred-stakes.ts";
@@ -52,7 +53,6 @@ export type {
 export type { CitizenKeyRow } from "./projection.ts";
 export {
   CheckpointMoved,
-  HASHES_KEPT,
   type Indexed,
   LinkConflict,
   type RangeWrite,
@@ -61,8 +61,9 @@ export {
 
 /**
  * What the indexer keeps in Postgres, and the only way it changes it. Writes, rollback and the
- * checkpoint (`checkpoint.ts`), range writes (`range-writes.ts`), rollback and reprojection
- * (`rewrites.ts`), lookups for the stages (`lookups.ts`), inferred stakes (`inferred-stakes.ts`),
+ * checkpoint (`checkpoint.ts`), range writes (`range-writes.ts`, the checkpoint's advance in
+ * `advance.ts`), rollback and reprojection (`rewrites.ts`), lookups for the stages
+ * (`lookups.ts`), inferred stakes (`inferred-stakes.ts`),
  * health records (`health.ts`), citizen metadata and read failures (`metadata.ts`) and the counts
  * for `status` (`tallies.ts`), each built alone.
  */

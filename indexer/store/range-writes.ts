@@ -11,7 +11,7 @@
  * (one claims it as its last block, the other as its first block's parent), so the indexed
  * prefix the checkpoint walks over is one hash chain.
  */
-import { and, asc, eq, gt, isNotNull, lte, sql } from "drizzle-orm";
+import { and, gt, isNotNull, lte, sql } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
 import {
   blocks,
@@ -20,32 +20,35 @@ import {
   citizenStakes,
   citizens,
   indexedRanges,
-  indexerCheckpoints,
   type ReadFailureRow,
   readFailures,
   type StakerEventRow,
   stakerEvents,
 } from "../../db/schema.ts";
+import {
+  advance,
+  advanceOver,
+  advanceStatements,
+  asRange,
+  rangesInOrder,
+  readCheckpoint,
+  recomputeStatements,
+  touchedOf,
+} from "./advance.ts";
 import type { WriterDeps } from "./checkpoint.ts";
 import {
   answerOf,
   endingWith,
   inOneFlight,
   type PreparedStatement,
-  preparedSql,
   settleOneFlight,
 } from "./flight.ts";
 import {
   type CitizenKeyRow,
   projectHistory,
-  projectHistoryStatement,
   recompute,
-  recomputeWriteStatement,
   type Transaction,
-  touchedKeys,
-  touchedRowsStatement,
   truncateHistory,
-  withRecords,
 } from "./projection.ts";
 import { type BlockRange, contiguousEnd } from "./ranges.ts";
 import { unnestRows } from "./unnest-rows.ts";
@@ -87,18 +90,7 @@ export interface RangeWrite {
   readFailures: ReadFailureRow[];
 }
 
-/** Hashes kept below the checkpoint; older ones are pruned (reorgs that deep stop the follower). */
-export const HASHES_KEPT = 256n;
-
 type BlockRow = typeof blocks.$inferSelect;
-type IndexedRangeRow = typeof indexedRanges.$inferSelect;
-/** A row of touchedKeys, as the driver gives it. */
-type TouchedKey = { citizen_season: number; citizen_id: string };
-
-const asRange = (range: IndexedRangeRow): BlockRange => ({
-  from: range.fromBlock,
-  to: range.toBlock,
-});
 
 export interface Indexed {
   indexedBlock: bigint;
@@ -220,11 +212,6 @@ export function createRangeWrites(
       .prepare("record_range");
   }
 
-  const readCheckpoint = (tx: Transaction) =>
-    tx.select().from(indexerCheckpoints).limit(1).prepare("read_checkpoint");
-  const rangesInOrder = (tx: Transaction) =>
-    tx.select().from(indexedRanges).orderBy(asc(indexedRanges.fromBlock)).prepare("read_ranges");
-
   /**
    * The follower's write, in one flight after BEGIN and one with COMMIT. The first: the lock, the
    * checkpoint, the range's record, the ranges, the claims and rows, then the advance over this
@@ -311,76 +298,6 @@ export function createRangeWrites(
       await markDataChanged(tx);
       return { indexedBlock: await advance(tx) };
     });
-  }
-
-  /** Moves the checkpoint over contiguous written ranges and projects the citizens they touch. */
-  async function advance(tx: Transaction): Promise<bigint> {
-    const [[current], ranges] = await inOneFlight([readCheckpoint(tx), rangesInOrder(tx)]);
-    return advanceOver(tx, current!.indexedBlock, ranges);
-  }
-
-  /**
-   * advance from the checkpoint `from` and the written ranges read under the lock: the move and
-   * projection in one flight, with the rows of the citizens the blocks touched, then those rows
-   * written back with their records.
-   */
-  async function advanceOver(
-    tx: Transaction,
-    from: bigint,
-    ranges: IndexedRangeRow[],
-  ): Promise<bigint> {
-    const reached = contiguousEnd(from, ranges.map(asRange));
-    if (reached === from) return reached;
-    const advanced = await inOneFlight(advanceStatements(tx, from, reached));
-    await inOneFlight(recomputeStatements(tx, touchedOf(advanced)));
-    return reached;
-  }
-
-  /**
-   * The checkpoint's move from `from` to `reached`, unsent: the touched citizens, the projection,
-   * the ranges and hashes left behind, the move itself (only from `from`: a checkpoint found
-   * elsewhere stays), then the touched citizens' rows at `reached` (touchedRowsStatement).
-   * touchedOf reads its answers.
-   */
-  function advanceStatements(tx: Transaction, from: bigint, reached: bigint) {
-    return [
-      preparedSql(tx, touchedKeys(from, reached), "touched_citizens"),
-      preparedSql(tx, projectHistoryStatement(from, reached), "project_history"),
-      tx.delete(indexedRanges).where(lte(indexedRanges.toBlock, reached)).prepare("delete_ranges"),
-      tx
-        .delete(blocks)
-        .where(sql`${blocks.number} < ${reached - HASHES_KEPT}`)
-        .prepare("prune_hashes"),
-      tx
-        .update(indexerCheckpoints)
-        .set({
-          indexedBlock: reached,
-          scheduledBlock: sql`greatest(${indexerCheckpoints.scheduledBlock}, ${reached})`,
-          updatedAt: sql`now()`,
-        })
-        .where(eq(indexerCheckpoints.indexedBlock, from))
-        .prepare("advance_checkpoint"),
-      preparedSql(tx, touchedRowsStatement(from, reached), "touched_rows"),
-    ] as const;
-  }
-
-  /** The touched citizens and their rows, from the answers to advanceStatements. */
-  function touchedOf(answers: readonly unknown[]) {
-    const keys = (answers[0] as TouchedKey[]).map((key) => ({
-      season: key.citizen_season,
-      citizenId: BigInt(key.citizen_id),
-    }));
-    return { keys, rows: answers[5] as Record<string, unknown>[] };
-  }
-
-  /** The touched citizens' rows written back with their records (none when none was touched). */
-  function recomputeStatements(
-    tx: Transaction,
-    touched: ReturnType<typeof touchedOf>,
-  ): PreparedStatement[] {
-    if (touched.keys.length === 0) return [];
-    const rows = withRecords(touched.rows);
-    return [preparedSql(tx, recomputeWriteStatement(touched.keys, rows), "recompute_rows")];
   }
 
   return { writeRange, replaceRange };
