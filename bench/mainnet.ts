@@ -1,8 +1,7 @@
 /**
- * The backfill on a mainnet-shaped chain (the scenario's events spread over millions of blocks)
- * and on the dense one through a provider-shaped node, each against the raw limit through it;
- * then the missing-log checks (a second node, the follower at each `--follow-fills`). Each run
- * and figure: docs/performance.md, "Mainnet-shaped".
+ * The backfill on a mainnet-shaped chain and on the dense one through a provider-shaped node, each
+ * against the raw limit through it, then the missing-log checks. Each run and figure:
+ * docs/performance.md, "Mainnet-shaped".
  *
  * `bun bench/mainnet.ts` (20,000 events over 2,000,000 blocks) or `--smoke` (2,000 over 200,000).
  */
@@ -83,9 +82,8 @@ function callsSince(before: ProviderNodeStats, after: ProviderNodeStats) {
 }
 
 /**
- * One `worker` (or, for `role: "follow"`, the follower) through a provider in front of the
- * side's chain, from its first block until the checkpoint reaches its last: its seconds, its
- * CPU, and the calls the provider (and the check node, with `checkNode`) answered.
+ * One `worker` (or the follower) through a provider over the side's blocks: its seconds, its CPU,
+ * and the calls the provider (and the check node, with `checkNode`) answered.
  */
 async function indexThrough(
   { scenario, settings }: Chains,

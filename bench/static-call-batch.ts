@@ -1,7 +1,6 @@
 /**
- * A chunk's bulk reads (components, then stakes) of every citizen staked at a scenario chain's
- * head, through the static-call reader (block-reads.ts) and through the deployless multicall it
- * replaced (the client's batching), alternated: median wall ms, CPU ms (ours, anvil's), eth_calls.
+ * A chunk's bulk reads of every citizen staked at a scenario chain's head, through the static-call
+ * reader and through the multicall it replaced, alternated: median wall ms, CPU ms, eth_calls.
  * `bun bench/static-call-batch.ts [events = 10000] [rounds = 7]`
  */
 import { mainnetStakerAbi as abi } from "../contracts/generated/MainnetStaker.ts";

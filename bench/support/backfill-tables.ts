@@ -1,7 +1,4 @@
-/**
- * The backfill bench's figures beside issue 12's targets: one table of runs per scenario size,
- * one summary with the sizes side by side, and the flat ratios of the JSON report.
- */
+/** The backfill bench's tables (per size, then a summary beside issue 12's targets) and ratios. */
 import type { CountedRun, RealRun, SizeRun } from "../backfill.ts";
 import type { LimitRun } from "./limit.ts";
 import {
@@ -174,10 +171,8 @@ function summaryTable(runs: SizeRun[]): string {
   const latencyMs = runs.find((run) => run.latency)?.latency?.proxyDelayMs;
   const enough = { atLeast: TARGETS.backfillOverLimit };
   const fair = { atLeast: TARGETS.backfillOverFairLimit };
-  const [sameProxy, fairName] = [
-    "  / limit through the same proxy",
-    "  / fair limit (same reads + COPY)",
-  ];
+  const sameProxy = "  / limit through the same proxy";
+  const fairName = "  / fair limit (same reads + COPY)";
   const calls = { atMost: TARGETS.ethCallsPerCitizenStake };
   const duplicates = { atMost: TARGETS.duplicateEthCalls };
   const cpu = { atMost: TARGETS.workerCpuMicrosPerEvent };

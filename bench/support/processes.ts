@@ -1,7 +1,6 @@
 /**
- * Child processes of a benchmark (indexer workers, followers, API servers): started with their
- * own settings in the environment, their output kept in a log file under bench/results/logs/,
- * stopped with SIGTERM; and what /proc says of any process while it runs: memory and CPU time.
+ * A benchmark's child processes (output in bench/results/logs/, stopped with SIGTERM), and what
+ * /proc says of any process while it runs: memory and CPU time.
  */
 import { mkdirSync, openSync } from "node:fs";
 import { join } from "node:path";

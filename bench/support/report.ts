@@ -1,7 +1,6 @@
 /**
- * What every benchmark records and prints: the machine, the versions of what it ran against, its
- * parameters, the raw figures and the ratios, as a JSON file under bench/results/, and its tables
- * on stdout, each figure beside its target with a verdict (printed, never asserted).
+ * What every benchmark records (a JSON file under bench/results/: machine, versions, parameters,
+ * raw figures, ratios) and prints: tables, each figure beside its target (never asserted).
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import { cpus, freemem, loadavg, release, totalmem, type } from "node:os";
@@ -58,12 +57,7 @@ type Measurements = {
   ratios: Record<string, number | null>;
 };
 
-/**
- * A benchmark's report, begun when its run begins with its flags (the report's parameters, with
- * any the bench adds): `finish()` reads the load average again once the measuring is done; `write`
- * puts the report in bench/results/<name>-<start>.json and says so on stdout (the smoke test
- * reads it).
- */
+/** A run's report: `finish()` reads the load again; `write` says on stdout where it put it. */
 export function startReport(name: string, flags: { smoke: boolean }) {
   const startedAt = new Date().toISOString();
   const load = { before: loadAverage(), after: loadAverage() };
