@@ -127,7 +127,6 @@ function counted(run: RealRun): CountedRun {
   return run as CountedRun;
 }
 
-/** Every measurement on one scenario size, against one loaded node. */
 async function measureSize(events: number, settings: Settings) {
   const chain = await loadScenario({ seed: settings.seed, events });
   const { scenario, node } = chain;

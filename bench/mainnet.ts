@@ -34,12 +34,10 @@ const FOLLOW_FINALITY_DEPTH = 200;
 /** Random blooms drawn at each fill to find the share that admits the staker by chance. */
 const BLOOM_DRAWS = 5_000;
 
-/** A run's rate over its limit's. */
 const over = (run: { eventsPerSecond: number }, limit: { eventsPerSecond: number }) =>
   ratio(run.eventsPerSecond, limit.eventsPerSecond, 3);
 
 type Range = { from: bigint; to: bigint };
-/** A chain to index: where, which blocks, in chunks of how many. */
 type Side = { url: string; range: Range; chunkSize: number };
 type Settings = ReturnType<typeof readSettings>;
 /** What every step measures against: the loaded scenario, its sparse view and the settings. */
@@ -148,7 +146,6 @@ async function limitThrough({ node, scenario, settings }: Chains, side: Side) {
   }
 }
 
-/** How many blocks of `range` have a bloom that admits the staker. */
 async function admittingBlocks(url: string, range: Range, staker: `0x${string}`) {
   const request = rpc(url);
   let admitted = 0;
@@ -308,7 +305,6 @@ async function main() {
   }
 }
 
-/** The report's figures as tables and lines on stdout. */
 function printTables(
   { scenario, settings }: Chains,
   load: { before: number[]; after: number[] },

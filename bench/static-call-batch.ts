@@ -12,7 +12,6 @@ import { startScenarioChain } from "../test/support/scenario-chain.ts";
 import { cpuSecondsOf } from "./support/processes.ts";
 
 const [events = 10_000, rounds = 7] = Bun.argv.slice(2).map(Number);
-/** A process's user + system CPU in ms. */
 const cpuOf = async (pid: number) => (await cpuSecondsOf(pid)) * 1000;
 const median = (values: number[]) => values.sort((a, b) => a - b)[values.length >> 1]!.toFixed(0);
 const chain = await startScenarioChain({ seed: "static-call-batch", events });

@@ -41,7 +41,6 @@ const answerText = (key: string, recorded: string[]) =>
     ? `[${recorded.map((answer, i) => answer.replace('"id":0', `"id":${i}`)).join(",")}]`
     : recorded[0]!;
 
-/** A replayed answer: its bytes and headers. */
 type Reply = { bytes: Uint8Array<ArrayBuffer>; headers: Record<string, string> };
 
 /** The node's answers to every request, recorded (`record`) or played back without a socket. */
@@ -108,7 +107,6 @@ async function index(recording: Recording, ranges: Recording["ranges"]) {
   return events;
 }
 
-/** Instructions of one replay of the first `count` ranges, under callgrind. */
 function countInstructions(file: string, count: number): number {
   const out = `${RESULTS_DIR}/callgrind-${process.pid}-${count}.out`;
   const args = ["--tool=callgrind", "--smc-check=all-non-file", `--callgrind-out-file=${out}`];

@@ -31,7 +31,6 @@ export const TARGETS = {
 
 const MB = 1024 * 1024;
 const peakMb = (run: RealRun) => round(Math.max(...run.workerPeakRssBytes) / MB, 1);
-/** A run's rate over a limit's, when there is that limit. */
 const over = (run: { eventsPerSecond: number } | undefined, limit: LimitRun | undefined) =>
   ratio(run?.eventsPerSecond, limit?.eventsPerSecond);
 
@@ -231,5 +230,4 @@ function summaryTable(runs: SizeRun[]): string {
   ]);
 }
 
-/** Every table of the backfill bench, on stdout. */
 export const printTables = (runs: SizeRun[]) => print(...runs.map(runTable), summaryTable(runs));

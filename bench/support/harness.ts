@@ -76,9 +76,7 @@ export async function openScratch(label: string, existingDatabaseUrl?: string) {
     databaseUrl,
     redis,
     children,
-    /** Settings every child of the run shares. */
     env: { DATABASE_URL: databaseUrl, REDIS_URL: redis.url, QUEUE_PREFIX: redis.prefix },
-    /** Starts `bun <args>` with the run's settings and `settings`. */
     spawn(name: string, args: string[], settings: Record<string, string>) {
       const child = spawnBun(name, args, { ...this.env, ...settings });
       children.push(child);
@@ -110,7 +108,6 @@ export async function openScratch(label: string, existingDatabaseUrl?: string) {
       await this.waitUntil(`${name} answering`, answers, { timeoutMs: 30_000, pollMs: 50 });
       return { child, base };
     },
-    /** Stops the children still running; returns every child, stopped. */
     async stopChildren() {
       for (const child of children) await child.stop();
       return children;

@@ -33,11 +33,9 @@ export function spawnBun(label: string, args: string[], settings: Record<string,
   const exited = () => child.exitCode !== null || child.signalCode !== null;
   return {
     logFile,
-    /** Its resident memory now, in bytes. */
     rssBytes: () => statusBytes(child.pid, "VmRSS"),
     /** The most resident memory it ever held (the kernel's high-water mark), in bytes. */
     peakRssBytes: () => peakRssOf(child.pid),
-    /** User + system CPU seconds used so far. */
     cpuSeconds: () => cpuSecondsOf(child.pid),
     assertAlive() {
       const code = child.exitCode ?? child.signalCode;

@@ -112,7 +112,6 @@ export function columns<T>(items: readonly T[], spec: Record<string, (item: T) =
   return table([Object.keys(spec), ...items.map((item) => cells.map((cell) => cell(item)))]);
 }
 
-/** Each block on stdout after a blank line. */
 export function print(...blocks: string[]): void {
   for (const block of blocks) console.log(`\n${block}`);
 }
@@ -127,7 +126,6 @@ export function chunkWriteTable(points: ChunkWritePoint[], chunkEvents: number) 
   })}`;
 }
 
-/** A target: the figure at least, at most, or below a bound. */
 export type Target = { atLeast: number } | { atMost: number } | { below: number };
 
 export function targetText(target: Target): string {
@@ -147,7 +145,6 @@ export function verdict(value: number | null | undefined, target: Target): strin
   return `${value} (${met ? "met" : "NOT met"})`;
 }
 
-/** Named figures, each beside its target and verdict. */
 export function targetTable(rows: [name: string, value: number | null, target?: Target][]) {
   const row = ([name, value, target]: (typeof rows)[number]) =>
     target ? [name, targetText(target), verdict(value, target)] : [name, "-", value];
