@@ -1,7 +1,4 @@
-/**
- * Runs every benchmark in turn, each as its own process (`bun run bench [--smoke]`); --smoke is
- * passed to each. Stops at the first that fails.
- */
+/** Runs every benchmark in turn, each its own process, until one fails: `bun run bench [--smoke]`. */
 import { runMain } from "./support/flags.ts";
 import { log } from "./support/report.ts";
 

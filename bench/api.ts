@@ -1,9 +1,7 @@
 /**
  * Read API throughput against the best bare primary-key server ("base"), each server and wrk in
- * its own process: one S1 and one S2 citizen and a listing, uncached and cached, 304s, the as-of
- * paths, and a soak. The targets take turns for --rounds rounds; each figure is the median of its
- * rounds. The database is the cached scenario indexed once. Each figure: docs/performance.md,
- * "Read API".
+ * its own process; each figure the median of its rounds. What each target asks, and the figures:
+ * docs/performance.md, "Read API".
  *
  * `bun bench/api.ts [--duration 5] [--rounds 3] [--connections 64] [--threads 1] [--soak 120]
  *   [--soak-interval 10] [--events 100000] [--smoke]`
@@ -52,10 +50,7 @@ export class ApiBenchFailed extends Error {
   override name = "ApiBenchFailed";
 }
 
-/**
- * The scenario indexed into a database of its own, kept between runs: `bench_cache` holds one
- * row once indexing finished, so a half-built database is rebuilt rather than used.
- */
+/** The scenario indexed into a database kept between runs; `bench_cache` marks it finished. */
 async function indexedDatabase(spec: ScenarioSpec): Promise<string> {
   const name = `cs_bench_api_${spec.seed}_${spec.events}_${spec.wallets}`.toLowerCase();
   const databaseUrl = withDatabase(config.databaseUrl, name);
@@ -272,10 +267,7 @@ function middleOf(rounds: Round[]) {
   };
 }
 
-/**
- * Every server in its own process, side by side; each target's rounds of wrk, in turn; then the
- * soak against the uncached API.
- */
+/** Every target's rounds of wrk, in turn; then the soak against the uncached API. */
 async function measure(settings: Settings, url: string, indexed: Indexed, targets: LoadTarget[]) {
   const { connections, threads, warmup, rounds: roundCount } = settings;
   const { rows, wallets, token } = indexed;
@@ -291,9 +283,8 @@ async function measure(settings: Settings, url: string, indexed: Indexed, target
       RESPONSE_CACHE_ENTRIES: String(cacheEntries),
     });
   };
-  // Every server runs side by side (each on its own port, idle while another is measured), and
-  // the targets take turns round by round: load from other work on a shared machine then falls
-  // on all of them alike instead of on whichever ran during a busy minute.
+  // Every server runs side by side and the targets take turns round by round: other load on the
+  // machine then falls on all of them alike, not on whichever ran during a busy minute.
   const running = new Map<string, Awaited<ReturnType<typeof start>>>();
   for (const { server } of targets) {
     if (!running.has(serverName(server))) running.set(serverName(server), await start(server));

@@ -1,15 +1,11 @@
 /**
  * As-of answers against current ones, and the chunk write time against the history stored, on a
- * synthetic history (test/support/synthetic-history.ts) written chunk by chunk as the indexer
- * writes it. At each --at point the API's own statements (no HTTP, no response cache) answer
- * random pairs and wallets, now and as of random blocks, alternating for --rounds rounds.
- * Figures: docs/performance.md, "As of".
+ * synthetic history (test/support/synthetic-history.ts). How, and the figures:
+ * docs/performance.md, "As of". --vacuum is for a server with autovacuum off, where the dead
+ * versions of rewritten rows otherwise pile up with the history.
  *
  * `bun bench/as-of.ts [--events 1000000] [--citizens events/100] [--at 10000,100000,1000000]
  *   [--chunk 10000] [--requests 400] [--rounds 3] [--vacuum]`
- *
- * --vacuum vacuums between chunks (untimed) the tables autovacuum would: for a server with
- * autovacuum off, where the dead versions of rewritten rows otherwise pile up with the history.
  */
 import os from "node:os";
 import { sql } from "drizzle-orm";

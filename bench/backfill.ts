@@ -1,8 +1,7 @@
 /**
- * Backfill throughput against its raw and fair limits (support/limit.ts) on each scenario size:
- * `worker` processes through a counting proxy, one straight to the node and one through a latency
- * proxy, with what they asked the node, their CPU per event and peak RSS. Each run and figure:
- * docs/performance.md, "Backfill" (the chunk write time against stored history is bench/as-of.ts's).
+ * Backfill throughput against its raw and fair limits (support/limit.ts) on each scenario size,
+ * with what the workers asked the node, their CPU per event and peak RSS. Each run and figure:
+ * docs/performance.md, "Backfill".
  *
  * `bun bench/backfill.ts [--events 20000,100000] [--workers 1,2,4] [--latency-ms 40]
  *   [--latency-workers 1] [--chunk-size 4] [--concurrency 4] [--cpu-prof] [--smoke]`
@@ -26,11 +25,7 @@ const READ_NAMES = functionNames(ABIS);
 
 type Settings = ReturnType<typeof readSettings>;
 
-/**
- * The limit through each path, `rounds` times in turn (so a drift in the machine's load touches
- * every path alike), keeping each path's fastest round: the first fetch of a range pays for cold
- * caches in the node and in Postgres, and a limit that is too low flatters every ratio.
- */
+/** Each path's fastest of `rounds` in turn: a limit low from cold caches flatters every ratio. */
 async function measureLimits(
   { scenario, node }: LoadedScenario,
   paths: { direct: string; counting: string; latency?: string; fair: string; fairCounting: string },
@@ -56,10 +51,7 @@ async function measureLimits(
   return { ...best, direct: best.direct!, counting: best.counting!, fair: best.fair! };
 }
 
-/**
- * One real backfill: `workers` worker processes taking the chunk jobs of the whole chain, their
- * calls through `proxy`, or straight to the node (nothing counted) without one.
- */
+/** One real backfill by `workers` worker processes, through `proxy` or (uncounted) without. */
 async function measureReal(
   { scenario, node }: LoadedScenario,
   proxy: RpcProxy | undefined,
@@ -135,7 +127,6 @@ function counted(run: RealRun): CountedRun {
   return run as CountedRun;
 }
 
-/** Every measurement on one scenario size, against one loaded node. */
 async function measureSize(events: number, settings: Settings) {
   const chain = await loadScenario({ seed: settings.seed, events });
   const { scenario, node } = chain;

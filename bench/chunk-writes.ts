@@ -1,10 +1,7 @@
 /**
- * The chunk writes of a backfill apart from its fetches: every slice of a scenario chain fetched
- * first, in process (chunks of `--chunk-size` blocks, sliced by an event budget as a worker
- * slices them), then written one after another through the store's chunk write, each timed, on
- * one pool of three connections (a worker's connections live the whole backfill, and so do their
- * plans). Postgres times the SQL functions the writes call (track_functions on the scratch
- * database). Figures: docs/performance.md, "Against a fair limit".
+ * The chunk writes of a backfill apart from its fetches: every slice fetched first (sliced by an
+ * event budget as a worker slices them), then each written and timed, with Postgres timing the
+ * SQL functions. Figures: docs/performance.md, "Against a fair limit".
  *
  * `bun bench/chunk-writes.ts [--events 20000] [--chunk-size 4] [--budget 2000]`
  */
@@ -26,14 +23,10 @@ async function main() {
   const report = startReport("chunk-writes", settings);
   const { scenario, node } = await loadScenario({ seed: "bench", events: settings.events });
   const { addresses, chainId, deployBlock } = scenario.deployment;
+  const { "chunk-size": chunkSize } = settings;
   try {
-    await using run = await openRun({
-      label: "bench_chunk_writes",
-      rpcUrl: node.rpcUrl,
-      staker: addresses.staker,
-      chainId,
-      chunkSize: settings["chunk-size"],
-    });
+    const where = { rpcUrl: node.rpcUrl, staker: addresses.staker, chainId };
+    await using run = await openRun({ ...where, label: "bench_chunk_writes", chunkSize });
     const { indexer } = run;
     await indexer.ensureCheckpoint(deployBlock);
     const name = new URL(run.databaseUrl).pathname.slice(1);
@@ -42,7 +35,7 @@ async function main() {
     const budget = new EventBudget(settings.budget);
     const slices: FetchedRange[] = [];
     const fetchStarted = performance.now();
-    for (const chunk of chunks(deployBlock, scenario.head, settings["chunk-size"])) {
+    for (const chunk of chunks(deployBlock, scenario.head, chunkSize)) {
       for (let from = chunk.from; from <= chunk.to; ) {
         const options = { maxEvents: budget.limit, logSpans: budget };
         const slice = await indexer.deps.fetch({ from, to: chunk.to }, options);
@@ -53,7 +46,8 @@ async function main() {
     const fetchSeconds = (performance.now() - fetchStarted) / 1000;
     log(`fetched ${slices.length} slices in ${round(fetchSeconds, 2)} s`);
 
-    // A pool made after track_functions is set: its sessions take the setting.
+    // Made after track_functions is set, so its sessions take it; three connections that live the
+    // whole run, as a worker's do (and so do their plans).
     const database = createDatabase(run.databaseUrl, { max: 3 });
     const store = createIndexerStore(database.db);
     const timed: { slice: FetchedRange; ms: number }[] = [];

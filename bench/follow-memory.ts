@@ -1,9 +1,6 @@
 /**
- * Whether `follow`'s memory levels off: a devnet producing staker activity every second, one
- * follow process indexing it, its resident memory sampled every 15 s. Bun's collector lets the
- * heap grow for minutes before a full collection, so RSS rises as a sawtooth; a leak shows as
- * floors (the lowest RSS of each third of the run) that keep rising, a plateau as floors that
- * do not.
+ * Whether `follow`'s memory levels off (docs/performance.md, "Follower memory"). RSS is a sawtooth
+ * (Bun's collector lets the heap grow for minutes): a leak shows as floors that keep rising.
  *
  *   bun bench/follow-memory.ts [--minutes 10]
  */

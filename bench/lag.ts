@@ -1,10 +1,7 @@
 /**
- * Head lag: how long after a block reaches the node the API serves it. Anvil mines a block about
- * every second with scenario activity in it; the indexer follows the head (`follow`, its own
- * process) and the API serves (api/main.ts, its own process). This process polls eth_blockNumber
- * and an API endpoint every ~10 ms; a block's lag is the time from the first poll that sees it at
- * the node to the first API answer whose X-Indexed-Block is at or past it. A dashboard's live
- * stream of the same wallet is timed beside it.
+ * Head lag: from the first poll that sees a block at the node to the first API answer whose
+ * X-Indexed-Block reaches it, and a wallet's live stream beside it. Each run and figure:
+ * docs/performance.md, "Head lag".
  *
  * `bun bench/lag.ts [--blocks 60] [--follow-interval-ms 200] [--smoke]`
  */
@@ -19,10 +16,7 @@ const POLL_MS = 10;
 /** Issue 22: p95 at most 50 ms from the block at the node to the API serving it. */
 const TARGET_P95_MS = 50;
 
-/**
- * When each block was first seen: `observe` marks every block up to a reading (a head number or
- * an indexed block) with the time the reading arrived.
- */
+/** When each block was first seen: `observe` marks every block up to a reading with its time. */
 function firstSeen(start: bigint) {
   const at = new Map<bigint, number>();
   let last = start;
@@ -69,9 +63,8 @@ function readSettings() {
     wallets: flag.number("100", "10"),
     "transactions-per-block": flag.number("3"),
     "follow-interval-ms": flag.number("200", undefined, 10),
-    // Not exactly 1000: BullMQ fires the follow tick on wall-clock multiples of its interval, so
-    // blocks every 1000 ms would land at one fixed phase of a 200 ms tick and every block would
-    // show the same lag. 1010 ms sweeps the whole tick period three times over 60 blocks.
+    // Not 1000: the follow tick fires on wall-clock multiples of its interval, so every block
+    // would land at one phase of it; 1010 ms sweeps the whole tick three times over 60 blocks.
     "interval-ms": flag.number("1010", undefined, 10),
     seed: flag.string("bench-lag"),
   });
@@ -80,10 +73,7 @@ function readSettings() {
 type Settings = ReturnType<typeof readSettings>;
 type Devnet = Awaited<ReturnType<typeof startDevnet>>;
 
-/**
- * The follower and the API, each its own process, caught up with the devnet: the two readings
- * polled (the node's head, the block the API serves) and the wallet's stream.
- */
+/** The follower and the API caught up with the devnet: the two readings polled, the stream. */
 async function startServing(run: Scratch, { node, deployment, scenario }: Devnet, tickMs: number) {
   const handle = createDatabase(run.databaseUrl, { max: 1 });
   const { token } = await createToken(handle.db, "bench-lag");
@@ -126,10 +116,7 @@ async function startServing(run: Scratch, { node, deployment, scenario }: Devnet
   return { head, blockNumber, indexedBlock, stream };
 }
 
-/**
- * The devnet mining `--blocks` blocks of live activity while the head, the API and the stream
- * are watched: when each block was first seen at each.
- */
+/** `--blocks` blocks of live activity: when each was first seen at the node, API and stream. */
 async function watchBlocks(run: Scratch, devnet: Devnet, settings: Settings) {
   const { blocks, "interval-ms": intervalMs, "transactions-per-block": perBlock } = settings;
   const serving = await startServing(run, devnet, settings["follow-interval-ms"]);
@@ -180,9 +167,8 @@ async function main() {
 function summarize(watched: Awaited<ReturnType<typeof watchBlocks>>) {
   const { measured, arrived, served, streamed } = watched;
   const { byBlock: lags, ...summary } = delays(measured, arrived, served);
-  // Stream delivery: from the API first serving a block to the stream's event for it. The
-  // API's serving time is only known to the 10 ms poll, so the stream is also timed from the
-  // block's arrival at the node, like the head lag.
+  // Stream delivery from the API serving a block, and (that time known only to the 10 ms poll)
+  // from the block's arrival at the node, like the head lag.
   const { byBlock: _, ...stream } = delays(measured, served, streamed);
   const fromNode = delays(measured, arrived, streamed);
   return {

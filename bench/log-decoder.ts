@@ -1,10 +1,8 @@
 /**
- * What the hand-written staker log decoder (indexer/chain/staker-log-decoder.ts) saves against
- * viem's decodeEventLog and parseEventLogs, on the staker logs of one seeded scenario chain (its
- * mix of Stake, Withdraw and Claim). Every decoder's events are checked equal to ours first, viem's
- * with addresses lowercased as the indexer needs them; the timed viem rows leave them checksummed,
- * so they are viem's floor. Each figure is the median of 15 rounds over every log, after 5 rounds
- * of warm-up. Run: bun bench/log-decoder.ts [events]
+ * What our staker log decoder saves against viem's decodeEventLog and parseEventLogs on a seeded
+ * scenario chain's logs (docs/performance.md, "Staker log decoding"). Every decoder's events are
+ * checked equal to ours first; the timed viem rows leave addresses checksummed: viem's floor.
+ * Run: bun bench/log-decoder.ts [events]
  */
 import { decodeEventLog, type Hex, type Log, parseEventLogs } from "viem";
 import { mainnetStakerAbi } from "../contracts/generated/MainnetStaker.ts";

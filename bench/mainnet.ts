@@ -1,8 +1,7 @@
 /**
- * The backfill on a mainnet-shaped chain (the scenario's events spread over millions of blocks)
- * and on the dense one through a provider-shaped node, each against the raw limit through it;
- * then the missing-log checks (a second node, the follower at each `--follow-fills`). Each run
- * and figure: docs/performance.md, "Mainnet-shaped".
+ * The backfill on a mainnet-shaped chain and on the dense one through a provider-shaped node, each
+ * against the raw limit through it, then the missing-log checks. Each run and figure:
+ * docs/performance.md, "Mainnet-shaped".
  *
  * `bun bench/mainnet.ts` (20,000 events over 2,000,000 blocks) or `--smoke` (2,000 over 200,000).
  */
@@ -35,12 +34,10 @@ const FOLLOW_FINALITY_DEPTH = 200;
 /** Random blooms drawn at each fill to find the share that admits the staker by chance. */
 const BLOOM_DRAWS = 5_000;
 
-/** A run's rate over its limit's. */
 const over = (run: { eventsPerSecond: number }, limit: { eventsPerSecond: number }) =>
   ratio(run.eventsPerSecond, limit.eventsPerSecond, 3);
 
 type Range = { from: bigint; to: bigint };
-/** A chain to index: where, which blocks, in chunks of how many. */
 type Side = { url: string; range: Range; chunkSize: number };
 type Settings = ReturnType<typeof readSettings>;
 /** What every step measures against: the loaded scenario, its sparse view and the settings. */
@@ -83,9 +80,8 @@ function callsSince(before: ProviderNodeStats, after: ProviderNodeStats) {
 }
 
 /**
- * One `worker` (or, for `role: "follow"`, the follower) through a provider in front of the
- * side's chain, from its first block until the checkpoint reaches its last: its seconds, its
- * CPU, and the calls the provider (and the check node, with `checkNode`) answered.
+ * One `worker` (or the follower) through a provider over the side's blocks: its seconds, its CPU,
+ * and the calls the provider (and the check node, with `checkNode`) answered.
  */
 async function indexThrough(
   { scenario, settings }: Chains,
@@ -150,7 +146,6 @@ async function limitThrough({ node, scenario, settings }: Chains, side: Side) {
   }
 }
 
-/** How many blocks of `range` have a bloom that admits the staker. */
 async function admittingBlocks(url: string, range: Range, staker: `0x${string}`) {
   const request = rpc(url);
   let admitted = 0;
@@ -310,7 +305,6 @@ async function main() {
   }
 }
 
-/** The report's figures as tables and lines on stdout. */
 function printTables(
   { scenario, settings }: Chains,
   load: { before: number[]; after: number[] },

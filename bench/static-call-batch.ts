@@ -1,7 +1,6 @@
 /**
- * A chunk's bulk reads (components, then stakes) of every citizen staked at a scenario chain's
- * head, through the static-call reader (block-reads.ts) and through the deployless multicall it
- * replaced (the client's batching), alternated: median wall ms, CPU ms (ours, anvil's), eth_calls.
+ * A chunk's bulk reads of every citizen staked at a scenario chain's head, through the static-call
+ * reader and through the multicall it replaced, alternated: median wall ms, CPU ms, eth_calls.
  * `bun bench/static-call-batch.ts [events = 10000] [rounds = 7]`
  */
 import { mainnetStakerAbi as abi } from "../contracts/generated/MainnetStaker.ts";
@@ -13,7 +12,6 @@ import { startScenarioChain } from "../test/support/scenario-chain.ts";
 import { cpuSecondsOf } from "./support/processes.ts";
 
 const [events = 10_000, rounds = 7] = Bun.argv.slice(2).map(Number);
-/** A process's user + system CPU in ms. */
 const cpuOf = async (pid: number) => (await cpuSecondsOf(pid)) * 1000;
 const median = (values: number[]) => values.sort((a, b) => a - b)[values.length >> 1]!.toFixed(0);
 const chain = await startScenarioChain({ seed: "static-call-batch", events });

@@ -1,16 +1,10 @@
 /**
- * A worker's CPU per event as instructions, which callgrind counts alike on any machine of the
- * kind whatever else runs on it. valgrind 3.19 (Debian 12's) does not know epoll_pwait2, which
- * Bun's event loop waits in, so a worker that talks to sockets hangs under it: here a scenario
- * chain's node answers are recorded once, then the fetch stage runs on them with `fetch` replaced
- * (no socket) and each chunk's INSERT statements are built but not sent. Counted twice each with
- * no chunks and with all of them; (all - none) / events is the figure. The JIT and the collector
- * stay on the main thread (BUN_JSC_useConcurrentJIT/GC=false): on threads of their own they moved
- * a count by 20% from one run to the next. Figures: docs/performance.md, "Worker instructions".
+ * A worker's CPU per event as callgrind's instruction count, which other load does not move. Node
+ * answers are recorded once and replayed with no socket: valgrind 3.19 does not know the
+ * epoll_pwait2 Bun waits in. How, and the figures: docs/performance.md, "Worker instructions".
  *
  * `bun bench/worker-instructions.ts [--events 2000] [--chunk-size 16]` (minutes: callgrind runs
- * Bun about 50 times slower); `bun --cpu-prof bench/worker-instructions.ts --replay <recording>
- * <chunks> [passes]` profiles the same work on the recording it writes to bench/results/.
+ * Bun about 50 times slower); `--replay <recording> <chunks> [passes]` replays its recording.
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { drizzle } from "drizzle-orm/postgres-js";
@@ -39,24 +33,21 @@ type Recording = {
 const keyOf = (body: string) => body.replace(/"id":\d+,?/g, "");
 
 /**
- * A request's recorded answers as the node's answer text. A batch's answers take ids 0, 1, ... in
- * request order: viem sorts a batch's answers by id and pairs them with its requests in order, and
- * checks no single answer's id, so the replay need not rewrite them for the ids it is asked with.
+ * A request's recorded answers as the node's text, a batch's ids 0, 1, ...: viem pairs a batch's
+ * answers with its requests by order and checks no id, so the ids asked with need no rewriting.
  */
 const answerText = (key: string, recorded: string[]) =>
   key.startsWith("[")
     ? `[${recorded.map((answer, i) => answer.replace('"id":0', `"id":${i}`)).join(",")}]`
     : recorded[0]!;
 
-/** A replayed answer: its bytes and headers. */
 type Reply = { bytes: Uint8Array<ArrayBuffer>; headers: Record<string, string> };
 
 /** The node's answers to every request, recorded (`record`) or played back without a socket. */
 function nodeAnswers(mode: "record" | "replay", recording: Recording) {
   const realFetch = globalThis.fetch;
-  // Each replayed answer is made once, before the run: its bytes, as a socket gives them, and the
-  // headers anvil sends. With its Content-Length, capped-answers.ts passes it on untouched as it
-  // does the node's (without it, every answer was read as a stream, piece by piece).
+  // Each replayed answer made once, before the run, with anvil's headers: with its Content-Length,
+  // capped-answers.ts passes it on untouched as it does the node's (not piece by piece).
   const replies = new Map<string, Reply>();
   if (mode === "replay") {
     for (const [key, recorded] of Object.entries(recording.answers)) {
@@ -116,11 +107,11 @@ async function index(recording: Recording, ranges: Recording["ranges"]) {
   return events;
 }
 
-/** Instructions of one replay of the first `count` ranges, under callgrind. */
 function countInstructions(file: string, count: number): number {
   const out = `${RESULTS_DIR}/callgrind-${process.pid}-${count}.out`;
   const args = ["--tool=callgrind", "--smc-check=all-non-file", `--callgrind-out-file=${out}`];
   const command = [process.execPath, import.meta.path, "--replay", file, String(count)];
+  // On threads of their own, the JIT and the collector moved a count by 20% between runs.
   const mainThread = { BUN_JSC_useConcurrentJIT: "false", BUN_JSC_useConcurrentGC: "false" };
   const env = { ...process.env, ...mainThread };
   const run = Bun.spawnSync(["valgrind", ...args, ...command], { env });

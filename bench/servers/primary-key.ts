@@ -1,8 +1,6 @@
 /**
- * The API bench's baseline: Bun.serve answering the API's one-citizen path with one single-row
- * primary-key query and the row's columns as JSON (not the API's stored record), and nothing else
- * (no auth, rate limit, validation or shaping). The bench picks the client and pool that set the
- * bar.
+ * The API bench's baseline: Bun.serve answering the one-citizen path with one primary-key query,
+ * the row's columns as JSON, and nothing else (no auth, rate limit, validation or shaping).
  *
  * `bun bench/servers/primary-key.ts <postgres.js|bun-sql> <pool size>`; DATABASE_URL, HOST and
  * PORT as for the API.

@@ -1,7 +1,4 @@
-/**
- * The backfill bench's figures beside issue 12's targets: one table of runs per scenario size,
- * one summary with the sizes side by side, and the flat ratios of the JSON report.
- */
+/** The backfill bench's tables (per size, then a summary beside issue 12's targets) and ratios. */
 import type { CountedRun, RealRun, SizeRun } from "../backfill.ts";
 import type { LimitRun } from "./limit.ts";
 import {
@@ -34,7 +31,6 @@ export const TARGETS = {
 
 const MB = 1024 * 1024;
 const peakMb = (run: RealRun) => round(Math.max(...run.workerPeakRssBytes) / MB, 1);
-/** A run's rate over a limit's, when there is that limit. */
 const over = (run: { eventsPerSecond: number } | undefined, limit: LimitRun | undefined) =>
   ratio(run?.eventsPerSecond, limit?.eventsPerSecond);
 
@@ -174,10 +170,8 @@ function summaryTable(runs: SizeRun[]): string {
   const latencyMs = runs.find((run) => run.latency)?.latency?.proxyDelayMs;
   const enough = { atLeast: TARGETS.backfillOverLimit };
   const fair = { atLeast: TARGETS.backfillOverFairLimit };
-  const [sameProxy, fairName] = [
-    "  / limit through the same proxy",
-    "  / fair limit (same reads + COPY)",
-  ];
+  const sameProxy = "  / limit through the same proxy";
+  const fairName = "  / fair limit (same reads + COPY)";
   const calls = { atMost: TARGETS.ethCallsPerCitizenStake };
   const duplicates = { atMost: TARGETS.duplicateEthCalls };
   const cpu = { atMost: TARGETS.workerCpuMicrosPerEvent };
@@ -236,5 +230,4 @@ function summaryTable(runs: SizeRun[]): string {
   ]);
 }
 
-/** Every table of the backfill bench, on stdout. */
 export const printTables = (runs: SizeRun[]) => print(...runs.map(runTable), summaryTable(runs));

@@ -1,7 +1,6 @@
 /**
- * Command-line flags of the benchmarks (settings of a run, not of the system: no env here), read
- * by node:util's parseArgs and checked here. Every bench takes --smoke (a run of seconds, the
- * test suite's); a flag's `smoke` default applies under it.
+ * The benchmarks' flags (a run's settings, not the system's: no env here). Every bench takes
+ * --smoke (a run of seconds, the test suite's), under which a flag's `smoke` default applies.
  */
 import { parseArgs } from "node:util";
 

@@ -1,9 +1,7 @@
 /**
- * The run harness every benchmark shares: a devnet or a cached scenario chain, a scratch database
- * and Redis prefix, the child processes a run starts with the settings they share, waits that fail
- * as soon as a child exits or a chunk fails, and everything dropped on `await using`. A run with
- * an indexer also holds one in this process that queues the chunks and watches the checkpoint,
- * talking to the node itself, so a proxy in front of the children counts their calls alone.
+ * The run harness every benchmark shares: a chain, a scratch database and Redis prefix, child
+ * processes, waits that fail as soon as a child exits, everything dropped on `await using`. A
+ * run's own indexer talks to the node itself, so a proxy before the children counts them alone.
  */
 import { stat } from "node:fs/promises";
 import { type Address, http } from "viem";
@@ -45,11 +43,7 @@ export type ScenarioSpec = { seed: string; events: number; wallets?: number };
 /** One wallet per 45 events: the 100,000-event scenario then leaves over 10,000 citizens staked. */
 export const defaultWallets = (events: number) => Math.max(4, Math.round(events / 45));
 
-/**
- * An anvil holding the scenario's chain, from the test kit's cache (test/support/scenario-chain.ts)
- * or generated there first, and the scenario's figures. Request bodies to the node are unlimited:
- * the 100,000-event scenario's batches pass anvil's default 2 MiB cap.
- */
+/** The scenario's chain on an anvil taking bodies past 2 MiB (the 100k scenario's batches). */
 export async function loadScenario({ wallets, ...given }: ScenarioSpec) {
   const spec = { ...given, wallets: wallets ?? defaultWallets(given.events) };
   log(`scenario ${spec.seed}-${spec.events}: loading (generating it first if not cached)`);
@@ -82,9 +76,7 @@ export async function openScratch(label: string, existingDatabaseUrl?: string) {
     databaseUrl,
     redis,
     children,
-    /** Settings every child of the run shares. */
     env: { DATABASE_URL: databaseUrl, REDIS_URL: redis.url, QUEUE_PREFIX: redis.prefix },
-    /** Starts `bun <args>` with the run's settings and `settings`. */
     spawn(name: string, args: string[], settings: Record<string, string>) {
       const child = spawnBun(name, args, { ...this.env, ...settings });
       children.push(child);
@@ -102,10 +94,7 @@ export async function openScratch(label: string, existingDatabaseUrl?: string) {
         await Bun.sleep(pollMs);
       }
     },
-    /**
-     * Starts an HTTP server (the API, a baseline) on a free port, one token far past any rate
-     * limit (the limiter's bookkeeping still runs), and waits until its /healthz answers.
-     */
+    /** Starts an HTTP server on a free port, rate limit far off (its bookkeeping still runs). */
     async serve(name: string, args: string[], settings: Record<string, string> = {}) {
       const port = await freePort();
       const served = { HOST: "127.0.0.1", PORT: String(port), RATE_LIMIT_PER_MINUTE: "1000000000" };
@@ -119,7 +108,6 @@ export async function openScratch(label: string, existingDatabaseUrl?: string) {
       await this.waitUntil(`${name} answering`, answers, { timeoutMs: 30_000, pollMs: 50 });
       return { child, base };
     },
-    /** Stops the children still running; returns every child, stopped. */
     async stopChildren() {
       for (const child of children) await child.stop();
       return children;
@@ -179,10 +167,7 @@ export async function openRun(settings: RunSettings) {
       MAX_LOG_RANGE: String(maxLogRange),
       LOG_LEVEL: "info",
     },
-    /**
-     * Starts one `bun scripts/cli.ts <role>` child a name, with the run's settings and `settings`,
-     * and waits until they all take jobs.
-     */
+    /** Starts a `bun scripts/cli.ts <role>` child per name; waits until they all take jobs. */
     async startIndexers(
       role: "worker" | "follow",
       names: string[],
@@ -197,10 +182,7 @@ export async function openRun(settings: RunSettings) {
       await scratch.waitUntil(what, connected, { timeoutMs: 60_000, pollMs: 10 });
       return children;
     },
-    /**
-     * Queues the chunk jobs of `range` (none for a follower, who indexes it alone) and waits until
-     * the checkpoint reaches its end: seconds, to, chunks.
-     */
+    /** Queues `range`'s chunk jobs (not for a follower) and waits until the checkpoint is there. */
     async indexRange(range: { from: bigint; to: bigint }, { queue = true, pollMs = 20 } = {}) {
       const started = performance.now();
       const { to, chunks } = queue

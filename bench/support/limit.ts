@@ -1,9 +1,7 @@
 /**
- * The limits the backfills are held against, each a straight line with none of the indexer's
- * machinery (no queue, no checks, no proofs). The raw limit: the staker's logs fetched with
- * eth_getLogs and COPYed into a table, what moving the data alone costs. The fair limit (given the
- * contracts): the same, plus the reads the indexer needs for the same fields in the fewest
- * eth_calls (readChunk), their rows COPYed beside the logs in one transaction a chunk.
+ * The limits the backfills are held against, with none of the indexer's machinery (no queue,
+ * checks or proofs): the staker's logs by eth_getLogs, COPYed into a table; the fair limit adds
+ * the reads the indexer needs in the fewest eth_calls (readChunk), COPYed in the same transaction.
  */
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -78,13 +76,9 @@ async function readRound(client: PublicClient, block: bigint, reads: Read[], per
 }
 
 /**
- * The reads the indexer needs for a chunk's rows (indexer/chain/stake-reads.ts,
- * citizen-components.ts, citizen-reads.ts), all at the chunk's last block, in three rounds: each
- * citizen stake's entry, the hand multiplier, each citizen new to the run's getters and tokenURI;
- * then each new S1 citizen's identity class, each S1 stake's credit yield and vault multipliers;
- * then the yields' identity points. Each distinct call once, 100 to an eth_call through the
- * static-call reader (50 for tokenURIs, as the indexer), every eth_call of a round at once.
- * `seen`: the citizens read before, with their component vault. Answers the rows and eth_calls.
+ * The reads the indexer needs for a chunk's rows (indexer/chain/stake-reads.ts and its peers), at
+ * the chunk's last block, in three rounds as each needs the one before (50 tokenURIs a call, as
+ * the indexer). `seen`: the citizens read before, with their component vault.
  */
 async function readChunk(
   client: PublicClient,
@@ -147,12 +141,7 @@ async function readChunk(
   return { ethCalls: ethCalls.reduce((sum, n) => sum + n, 0), tables };
 }
 
-/**
- * A limit: the staker's logs of `range` fetched with raw eth_getLogs chunk by chunk from `url`
- * (the node itself or a proxy in front of it), with the fair limit's reads after them (given
- * `contracts`), the next chunk's fetch overlapping the current COPY of its rows into scratch
- * tables.
- */
+/** A limit over `range` through `url`, fair given `contracts`; each fetch overlaps a COPY. */
 export async function measureLimit(
   chain: { url: string; anvilPid: number; staker: Address; contracts?: LimitContracts },
   range: { from: bigint; to: bigint },

@@ -1,7 +1,6 @@
 /**
- * Child processes of a benchmark (indexer workers, followers, API servers): started with their
- * own settings in the environment, their output kept in a log file under bench/results/logs/,
- * stopped with SIGTERM; and what /proc says of any process while it runs: memory and CPU time.
+ * A benchmark's child processes (output in bench/results/logs/, stopped with SIGTERM), and what
+ * /proc says of any process while it runs: memory and CPU time.
  */
 import { mkdirSync, openSync } from "node:fs";
 import { join } from "node:path";
@@ -34,11 +33,9 @@ export function spawnBun(label: string, args: string[], settings: Record<string,
   const exited = () => child.exitCode !== null || child.signalCode !== null;
   return {
     logFile,
-    /** Its resident memory now, in bytes. */
     rssBytes: () => statusBytes(child.pid, "VmRSS"),
     /** The most resident memory it ever held (the kernel's high-water mark), in bytes. */
     peakRssBytes: () => peakRssOf(child.pid),
-    /** User + system CPU seconds used so far. */
     cpuSeconds: () => cpuSecondsOf(child.pid),
     assertAlive() {
       const code = child.exitCode ?? child.signalCode;

@@ -1,7 +1,6 @@
 /**
- * What every benchmark records and prints: the machine, the versions of what it ran against, its
- * parameters, the raw figures and the ratios, as a JSON file under bench/results/, and its tables
- * on stdout, each figure beside its target with a verdict (printed, never asserted).
+ * What every benchmark records (a JSON file under bench/results/: machine, versions, parameters,
+ * raw figures, ratios) and prints: tables, each figure beside its target (never asserted).
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import { cpus, freemem, loadavg, release, totalmem, type } from "node:os";
@@ -58,12 +57,7 @@ type Measurements = {
   ratios: Record<string, number | null>;
 };
 
-/**
- * A benchmark's report, begun when its run begins with its flags (the report's parameters, with
- * any the bench adds): `finish()` reads the load average again once the measuring is done; `write`
- * puts the report in bench/results/<name>-<start>.json and says so on stdout (the smoke test
- * reads it).
- */
+/** A run's report: `finish()` reads the load again; `write` says on stdout where it put it. */
 export function startReport(name: string, flags: { smoke: boolean }) {
   const startedAt = new Date().toISOString();
   const load = { before: loadAverage(), after: loadAverage() };
@@ -118,7 +112,6 @@ export function columns<T>(items: readonly T[], spec: Record<string, (item: T) =
   return table([Object.keys(spec), ...items.map((item) => cells.map((cell) => cell(item)))]);
 }
 
-/** Each block on stdout after a blank line. */
 export function print(...blocks: string[]): void {
   for (const block of blocks) console.log(`\n${block}`);
 }
@@ -133,7 +126,6 @@ export function chunkWriteTable(points: ChunkWritePoint[], chunkEvents: number) 
   })}`;
 }
 
-/** A target: the figure at least, at most, or below a bound. */
 export type Target = { atLeast: number } | { atMost: number } | { below: number };
 
 export function targetText(target: Target): string {
@@ -153,7 +145,6 @@ export function verdict(value: number | null | undefined, target: Target): strin
   return `${value} (${met ? "met" : "NOT met"})`;
 }
 
-/** Named figures, each beside its target and verdict. */
 export function targetTable(rows: [name: string, value: number | null, target?: Target][]) {
   const row = ([name, value, target]: (typeof rows)[number]) =>
     target ? [name, targetText(target), verdict(value, target)] : [name, "-", value];

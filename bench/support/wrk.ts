@@ -1,7 +1,6 @@
 /**
- * wrk, the load generator of the API bench, run as its own process (not inside the bench, where
- * it would share the bench's thread and cap what it measures). Requests come from a file written
- * here and drawn at random by bench/support/wrk-requests.lua.
+ * wrk, the API bench's load, in its own process (inside the bench it would share its thread and
+ * cap what it measures), drawing requests from a file at random (wrk-requests.lua).
  */
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
