@@ -58,9 +58,12 @@ async function main() {
       timed.push({ slice, ms: performance.now() - begun });
     }
     const writeSeconds = (performance.now() - started) / 1000;
-    const functions = await database.client<{ funcname: string; calls: string; ms: number }[]>`
-      select funcname, calls, total_time as ms from pg_stat_user_functions order by total_time desc`;
+    // A session sends its function statistics at its end (or when idle a while): read them
+    // once the writers' sessions have ended, from another.
     await database.close();
+    const functions = await indexer.database.client<
+      { funcname: string; calls: string; ms: number }[]
+    >`select funcname, calls, total_time as ms from pg_stat_user_functions order by total_time desc`;
 
     print(
       columns(timed, {
