@@ -28,8 +28,9 @@ if [ ! -x "$CS_TEST_BINARY" ]; then
   ./scripts/build-binary.sh "$CS_TEST_BINARY" >/dev/null
 fi
 # Files at once: a file waits on anvil, Postgres and child processes, but the whole suite is bound
-# by the two cores (377-381 CPU-seconds of its own before the binary above and --no-isolate
-# below): 3 at once took 250 s, 5 took 230-236 s.
+# by the two cores: before the binary above and --no-isolate below, 3 at once took 250 s and 5
+# took 230-236 s (377-381 CPU-seconds of its own) on one machine; on a slower one the binary and
+# --no-isolate took the run from 608 to 479 CPU-seconds, 363 to 298 s.
 # Test harnesses give idle connections back (test/support/indexer.ts), so 5 peak at about 53 of
 # Postgres's 100 default connections (pg_stat_activity sampled every 0.5 s).
 # --no-isolate: each of the 5 worker processes keeps its modules from file to file, where it
