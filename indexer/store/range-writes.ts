@@ -92,6 +92,10 @@ export interface RangeWrite {
 
 type BlockRow = typeof blocks.$inferSelect;
 
+/** A settled statement's answer, or undefined when it failed. */
+const answered = <R>(outcome: PromiseSettledResult<R> | undefined) =>
+  outcome?.status === "fulfilled" ? outcome.value : undefined;
+
 export interface Indexed {
   indexedBlock: bigint;
 }
@@ -237,12 +241,16 @@ export function createRangeWrites(
         ...rows,
         ...advanceStatements(tx, after, write.toBlock),
       ]);
-      const [current] = answerOf(outcomes[1]);
-      if (current!.indexedBlock !== after) {
-        throw new CheckpointMoved(`the checkpoint is at ${current!.indexedBlock}, not ${after}`);
+      // A statement after a failed one fails only because the transaction is aborted: what the
+      // checkpoint and the claims show is read where they were answered, else the first failure
+      // (the cause) is thrown.
+      const current = answered(outcomes[1])?.[0];
+      if (current && current.indexedBlock !== after) {
+        throw new CheckpointMoved(`the checkpoint is at ${current.indexedBlock}, not ${after}`);
       }
-      if (write.blockHashes.size > 0) {
-        checkClaims(write.blockHashes, answerOf(outcomes[4]) as BlockRow[]);
+      const claimed = answered(outcomes[4]);
+      if (claimed && write.blockHashes.size > 0) {
+        checkClaims(write.blockHashes, claimed as BlockRow[]);
       }
       for (const outcome of outcomes) answerOf(outcome);
       const advanced = outcomes.slice(4 + rows.length).map(answerOf);
