@@ -4,6 +4,7 @@
  */
 import { mkdirSync, openSync } from "node:fs";
 import { join } from "node:path";
+import { bunArgv } from "../../test/support/commands.ts";
 import { RESULTS_DIR, round } from "./report.ts";
 
 const LOG_DIR = join(RESULTS_DIR, "logs");
@@ -15,12 +16,16 @@ export class ChildExited extends Error {
 
 export type Child = ReturnType<typeof spawnBun>;
 
-/** Runs `bun <args>` from the repository root with `settings` added to the environment. */
+/**
+ * Runs `bun <args>` from the repository root with `settings` added to the environment; within the
+ * test suite (the benches' smoke tests) our commands come from its compiled binary, as the
+ * suite's own children do (test/support/commands.ts).
+ */
 export function spawnBun(label: string, args: string[], settings: Record<string, string>) {
   mkdirSync(LOG_DIR, { recursive: true });
   const logFile = join(LOG_DIR, `${label}-${Date.now()}.log`);
   const output = openSync(logFile, "w");
-  const child = Bun.spawn([process.execPath, ...args], {
+  const child = Bun.spawn(bunArgv(args), {
     cwd: REPO_ROOT,
     // The child keeps PATH, HOME and the like, and reads its own settings through lib/config.ts.
     env: { ...process.env, ...settings },
