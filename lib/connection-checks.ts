@@ -62,8 +62,13 @@ const NOT_THERE = new Set([
 export function isConnectionFailure(error: unknown): boolean {
   const code = causeCode(error);
   if (code !== undefined) return NOT_THERE.has(code);
-  // ioredis rejects commands on a dropped socket with a plain Error and no code.
-  return error instanceof Error && /Connection is closed|connect ETIMEDOUT/i.test(error.message);
+  // ioredis rejects commands on a dropped socket with a plain Error and no code, and says so
+  // when no sentinel gave it a primary to connect to (in a failover on a loaded host, all of
+  // them answering too slowly) before it asks them again.
+  return (
+    error instanceof Error &&
+    /Connection is closed|connect ETIMEDOUT|All sentinels are unreachable/i.test(error.message)
+  );
 }
 
 /** SQLSTATE invalid_catalog_name: the database in the URL does not exist. */
