@@ -106,15 +106,25 @@ export async function startRedisFleet() {
     // Failover needs each sentinel to know the replica and the two others (hello messages).
     for (const sentinel of sentinels) {
       await untilAnswers(sentinel.port);
-      await until(`sentinel ${sentinel.port} sees the replica and two sentinels`, async () => {
-        const known = await command(sentinel.port, ["SENTINEL", "REPLICAS", MASTER_NAME]);
-        const peers = await command(sentinel.port, ["SENTINEL", "SENTINELS", MASTER_NAME]);
-        return (
-          JSON.stringify(known).includes(String(replica.port)) &&
-          Array.isArray(peers) &&
-          peers.length === 2
-        );
-      });
+      // What it last said goes into the timeout's message: a sentinel that never saw its peers
+      // (once, two copies of this file beside a third Redis test) and one on a port another
+      // process took look alike otherwise.
+      let seen = "nothing yet";
+      await until(
+        () => `sentinel ${sentinel.port} sees the replica and two sentinels (it said: ${seen})`,
+        async () => {
+          const asked = (args: string[]) =>
+            command(sentinel.port, args).catch((error: Error) => {
+              seen = `an error: ${error.message}`;
+              throw error;
+            });
+          const known = await asked(["SENTINEL", "REPLICAS", MASTER_NAME]);
+          const peers = await asked(["SENTINEL", "SENTINELS", MASTER_NAME]);
+          const count = Array.isArray(peers) ? peers.length : "none";
+          seen = `replicas ${JSON.stringify(known)}, ${count} other sentinels`;
+          return JSON.stringify(known).includes(String(replica.port)) && count === 2;
+        },
+      );
     }
 
     const hosts = sentinels.map((each) => `127.0.0.1:${each.port}`).join(",");
@@ -210,11 +220,17 @@ async function untilInfo(port: number, section: string, pattern: RegExp) {
   );
 }
 
-async function until(what: string, check: () => Promise<boolean>, timeoutMs = 30_000) {
+async function until(
+  what: string | (() => string),
+  check: () => Promise<boolean>,
+  timeoutMs = 30_000,
+) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (await check().catch(() => false)) return;
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    if (Date.now() > deadline) {
+      throw new Error(`timed out waiting until ${typeof what === "string" ? what : what()}`);
+    }
     await Bun.sleep(50);
   }
 }
