@@ -27,6 +27,13 @@ export interface Refusals {
 /** How often a service that refuses writes is asked whether it takes them again. */
 export const PROBE_INTERVAL_MS = 1_000;
 
+/**
+ * A failure this soon after an outage's end is that outage still settling, not a new one: a
+ * Redis failover reaches a process's connections one by one, so the shared one may be ready
+ * while a worker's blocking one still asks the sentinels. Warned of only if it lasts longer.
+ */
+export const SETTLE_MS = 5_000;
+
 export interface OutageReporter {
   /** Listens to the sources' 'error' events. */
   watch(...sources: ErrorSource[]): void;
@@ -48,8 +55,14 @@ export function createOutageReporter(
   log: Logger,
   isOutage: (error: unknown) => boolean = isConnectionFailure,
   refusals?: Refusals,
+  settleMs = SETTLE_MS,
 ): OutageReporter {
   let downSince: number | undefined;
+  /** When the last outage that was warned of ended. */
+  let endedAt = Number.NEGATIVE_INFINITY;
+  /** Whether this outage was warned of (one starting within settleMs waits to be). */
+  let warned = false;
+  let settling: ReturnType<typeof setTimeout> | undefined;
   /** What the line that ends the outage says: the service is back, or takes writes again. */
   let back = "reachable again";
   let probing: ReturnType<typeof setInterval> | undefined;
@@ -78,6 +91,7 @@ export function createOutageReporter(
       if (refusals?.is(error)) {
         downSince = Date.now();
         back = "takes writes again";
+        warned = true;
         log.warn(
           { variable, cause: describeCause(error) },
           `${variable} ${refusals.says(error)}; retrying until it takes writes again`,
@@ -91,17 +105,32 @@ export function createOutageReporter(
       }
       downSince = Date.now();
       back = "reachable again";
-      log.warn(
-        { variable, cause: describeCause(error) },
-        `${variable} unreachable; retrying until it is back`,
-      );
+      const warn = () => {
+        warned = true;
+        log.warn(
+          { variable, cause: describeCause(error) },
+          `${variable} unreachable; retrying until it is back`,
+        );
+      };
+      if (downSince - endedAt >= settleMs) return warn();
+      warned = false;
+      settling = setTimeout(warn, settleMs);
+      // A process stopping need not wait to say it.
+      settling.unref?.();
     },
     down: () => downSince !== undefined,
     recovered() {
       clearInterval(probing);
       probing = undefined;
+      clearTimeout(settling);
+      settling = undefined;
       if (downSince === undefined) return;
-      log.info({ variable, downMs: Date.now() - downSince }, `${variable} ${back}`);
+      // An outage that settled unwarned ends unsaid too, and does not move the window: a
+      // service that keeps failing again within it is warned of at the next failure past it.
+      if (warned) {
+        log.info({ variable, downMs: Date.now() - downSince }, `${variable} ${back}`);
+        endedAt = Date.now();
+      }
       downSince = undefined;
     },
   };

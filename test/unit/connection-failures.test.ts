@@ -1,4 +1,4 @@
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setSystemTime, test } from "bun:test";
 import pino from "pino";
 import { isConnectionFailure } from "../../lib/connection-checks.ts";
 import { createOutageReporter } from "../../lib/outages.ts";
@@ -39,6 +39,68 @@ describe("which errors of a long-running process's connections are an outage", (
     expect(lines.map(({ level, msg }) => [level, msg])).toEqual([
       [40, "REDIS_SENTINELS unreachable; retrying until it is back"],
       [30, "REDIS_SENTINELS reachable again"],
+    ]);
+  });
+});
+
+describe("an outage's failures settling after its end", () => {
+  const unreachable = new Error("All sentinels are unreachable. Retrying from scratch after 10ms.");
+  const said = (lines: { msg: string }[]) => lines.map((line) => line.msg);
+
+  test("a failure within the settling window after an outage's end is not a second outage", async () => {
+    const { log, lines } = capturedLogger();
+    const outages = createOutageReporter("REDIS_SENTINELS", log, undefined, undefined, 100);
+    outages.error(new Error("Connection is closed."));
+    outages.recovered();
+    // Another connection of the process, still asking the sentinels, then ready too.
+    outages.error(unreachable);
+    outages.recovered();
+    await Bun.sleep(150);
+    expect(said(lines)).toEqual([
+      "REDIS_SENTINELS unreachable; retrying until it is back",
+      "REDIS_SENTINELS reachable again",
+    ]);
+  });
+
+  test("one that outlasts the window is warned of when the window ends", async () => {
+    const { log, lines } = capturedLogger();
+    const outages = createOutageReporter("REDIS_SENTINELS", log, undefined, undefined, 100);
+    outages.error(unreachable);
+    outages.recovered();
+    outages.error(unreachable);
+    expect(said(lines)).toHaveLength(2);
+    await Bun.sleep(150);
+    outages.recovered();
+    expect(said(lines)).toEqual([
+      "REDIS_SENTINELS unreachable; retrying until it is back",
+      "REDIS_SENTINELS reachable again",
+      "REDIS_SENTINELS unreachable; retrying until it is back",
+      "REDIS_SENTINELS reachable again",
+    ]);
+  });
+
+  test("a service failing again and again within the window is warned of past it", () => {
+    const { log, lines } = capturedLogger();
+    const outages = createOutageReporter("REDIS_SENTINELS", log, undefined, undefined, 1_000);
+    const start = Date.now();
+    try {
+      setSystemTime(start);
+      outages.error(unreachable);
+      outages.recovered();
+      // Unwarned outages that end do not move the window: the third failure is past it.
+      for (const at of [400, 800, 1_200]) {
+        setSystemTime(start + at);
+        outages.error(unreachable);
+        outages.recovered();
+      }
+    } finally {
+      setSystemTime();
+    }
+    expect(said(lines)).toEqual([
+      "REDIS_SENTINELS unreachable; retrying until it is back",
+      "REDIS_SENTINELS reachable again",
+      "REDIS_SENTINELS unreachable; retrying until it is back",
+      "REDIS_SENTINELS reachable again",
     ]);
   });
 });
