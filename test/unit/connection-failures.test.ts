@@ -50,11 +50,18 @@ describe("an outage's failures settling after its end", () => {
   test("a failure within the settling window after an outage's end is not a second outage", async () => {
     const { log, lines } = capturedLogger();
     const outages = createOutageReporter("REDIS_SENTINELS", log, undefined, undefined, 100);
-    outages.error(new Error("Connection is closed."));
-    outages.recovered();
-    // Another connection of the process, still asking the sentinels, then ready too.
-    outages.error(unreachable);
-    outages.recovered();
+    // The clock stands still, so the failures fall within the window however loaded the machine.
+    setSystemTime(Date.now());
+    try {
+      outages.error(new Error("Connection is closed."));
+      outages.recovered();
+      // Another connection of the process, still asking the sentinels, then ready too.
+      outages.error(unreachable);
+      outages.recovered();
+    } finally {
+      setSystemTime();
+    }
+    // Past the window: no warning was left waiting.
     await Bun.sleep(150);
     expect(said(lines)).toEqual([
       "REDIS_SENTINELS unreachable; retrying until it is back",
@@ -65,9 +72,14 @@ describe("an outage's failures settling after its end", () => {
   test("one that outlasts the window is warned of when the window ends", async () => {
     const { log, lines } = capturedLogger();
     const outages = createOutageReporter("REDIS_SENTINELS", log, undefined, undefined, 100);
-    outages.error(unreachable);
-    outages.recovered();
-    outages.error(unreachable);
+    setSystemTime(Date.now());
+    try {
+      outages.error(unreachable);
+      outages.recovered();
+      outages.error(unreachable);
+    } finally {
+      setSystemTime();
+    }
     expect(said(lines)).toHaveLength(2);
     await Bun.sleep(150);
     outages.recovered();
