@@ -14,6 +14,7 @@ import { createQueues, enqueueRange } from "../../indexer/queues/queues.ts";
 import { createIndexerStore } from "../../indexer/store/index.ts";
 import { checkRedis } from "../../lib/connection-checks.ts";
 import { Unreachable } from "../../lib/fail.ts";
+import { SETTLE_MS } from "../../lib/outages.ts";
 import { openRedis, type RedisSentinel, type RedisTarget } from "../../lib/redis.ts";
 import { citizenStakers } from "../../ops/verify.ts";
 import { createScratchDatabase } from "../../scratch/database.ts";
@@ -236,23 +237,31 @@ test(
       }
       expect((await runCommand(["scripts/cli.ts", "status"], settings())).code).toBe(0);
 
-      // One warning when Redis went away and one line when it came back; no error.
-      expect(
-        worker.lines.filter((line) => line.includes("REDIS_SENTINELS unreachable")),
-      ).toHaveLength(1);
-      expect(worker.lines.some((line) => line.includes("REDIS_SENTINELS reachable again"))).toBe(
-        true,
-      );
-      const printed = running.flatMap((command) => command.lines);
-      expect(printed.filter((line) => line.includes('"level":"error"'))).toEqual([]);
-
-      // When each process had Redis back (its connection's ready event), and when the first
-      // chunk begun after that was done.
       const entries = (lines: string[]) =>
         lines
           .filter((line) => line.startsWith("{"))
           .map((line) => JSON.parse(line) as { msg: string; time: string; ms?: number })
           .map((entry) => ({ ...entry, at: Date.parse(entry.time) }));
+
+      // A warning when Redis went away and a line when it came back; no error. The failover's
+      // later blips (a connection asking the sentinels again) are no new warning within
+      // SETTLE_MS of the end; on a loaded machine one may come later, and is then an outage of
+      // its own, warned of and ended in turn.
+      const outageLines = entries(worker.lines)
+        .filter((entry) => entry.msg.startsWith("REDIS_SENTINELS "))
+        .map((entry) => ({ back: entry.msg.endsWith("reachable again"), at: entry.at }));
+      expect(outageLines.length).toBeGreaterThanOrEqual(2);
+      expect(outageLines.at(-1)!.back).toBe(true);
+      outageLines.forEach((line, index) => {
+        expect({ index, back: line.back }).toEqual({ index, back: index % 2 === 1 });
+        if (index >= 2 && !line.back)
+          expect(line.at - outageLines[index - 1]!.at).toBeGreaterThanOrEqual(SETTLE_MS);
+      });
+      const printed = running.flatMap((command) => command.lines);
+      expect(printed.filter((line) => line.includes('"level":"error"'))).toEqual([]);
+
+      // When each process had Redis back (its connection's ready event), and when the first
+      // chunk begun after that was done.
       const reconnectedAt = [worker, backfill].map(
         (command) =>
           entries(command.lines).find((entry) => entry.msg === "REDIS_SENTINELS reachable again")!
