@@ -23,7 +23,7 @@ import { createMetadataRefresher } from "./metadata-refresher/metadata-refresh.t
 import { createIndexerMetrics, type IndexerMetrics } from "./metrics.ts";
 import { createBackfillQueue } from "./operator/backfill-queue.ts";
 import { createHandClaimSettler } from "./operator/hand-claims.ts";
-import { createLostLockReporter } from "./queues/job-worker.ts";
+import { createLostLockReporter, holdWorkersWhile } from "./queues/job-worker.ts";
 import { createQueues, readOnlyQueues } from "./queues/queues.ts";
 import { createReconciler } from "./reconciler/reconciler.ts";
 import { createHealthRecords } from "./reports/health.ts";
@@ -107,12 +107,12 @@ export async function createIndexer(options: IndexerOptions) {
     : createQueues(redis, options.queuePrefix);
   // One warning per Redis outage (away, or full), not a line (or, without a listener, a stack)
   // per retry: a full Redis refused every worker's every poll, 105,166 lines in 70 s.
-  const redisOutages = createOutageReporter(
-    redisVariable(options.redis),
-    log,
-    undefined,
-    redisFullRefusals(redis, `${options.queuePrefix}:full-probe`),
-  );
+  const fullRedis = redisFullRefusals(redis, `${options.queuePrefix}:full-probe`);
+  const held = holdWorkersWhile(fullRedis, log);
+  const redisOutages = createOutageReporter(redisVariable(options.redis), log, undefined, {
+    ...fullRedis,
+    resume: held.release,
+  });
   redisOutages.watch(queues.chunks, queues.follow);
   redis.on("ready", () => redisOutages.recovered());
   // A job a worker lost its lock on (paused, or in a failover) runs again: a warning, not an
@@ -121,7 +121,7 @@ export async function createIndexer(options: IndexerOptions) {
   const watchWorkers = (...workers: ErrorSource[]) => {
     for (const worker of workers) {
       worker.on("error", (error) => {
-        if (!lostLock(error)) redisOutages.error(error);
+        if (!lostLock(error)) redisOutages.error(held.holdOn(worker, error));
       });
     }
   };

@@ -22,6 +22,8 @@ export interface Refusals {
   says(error: unknown): string;
   /** Resolves once the service takes writes again. */
   probe(): Promise<unknown>;
+  /** Told once the service takes writes again (what paused meanwhile goes on). */
+  resume?(): void;
 }
 
 /** How often a service that refuses writes is asked whether it takes them again. */
@@ -125,6 +127,7 @@ export function createOutageReporter(
       clearTimeout(settling);
       settling = undefined;
       if (downSince === undefined) return;
+      if (back === "takes writes again") refusals?.resume?.();
       // An outage that settled unwarned ends unsaid too, and does not move the window: a
       // service that keeps failing again within it is warned of at the next failure past it.
       if (warned) {

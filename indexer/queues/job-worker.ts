@@ -7,6 +7,7 @@
 import { ErrorCode, type Processor, Worker, type WorkerOptions } from "bullmq";
 import type { Logger } from "pino";
 import { redactSecrets } from "../../lib/error-cause.ts";
+import type { Refusals } from "../../lib/outages.ts";
 
 export function createJobWorker<Data, Result>(
   queue: string,
@@ -71,6 +72,33 @@ export function createLostLockReporter(log: Logger): (error: unknown) => boolean
       "a worker lost its lock on a job (paused, or cut off from Redis, past JOB_LOCK_MS, or Redis failed over); the job or its range runs again",
     );
     return true;
+  };
+}
+
+/**
+ * Workers held still while Redis refuses writes (`refusals`: full, under `noeviction`). BullMQ's
+ * worker asks for its next job again at once after a refused one (its retry delay is for lost
+ * connections only), so a follower whose scheduled ticks wait in a full Redis spun a core at
+ * 100%, with Redis busy refusing it (a 12 s test: 57% of the follower's whole run). A worker that
+ * meets a refusal pauses; `release`, told when Redis takes writes again, resumes them all.
+ */
+export function holdWorkersWhile(refusals: Pick<Refusals, "is">, log: Logger) {
+  const held = new Set<Worker>();
+  const report = (error: unknown) =>
+    log.warn({ err: String(error) }, "could not pause or resume a worker");
+  return {
+    /** Pauses `worker` when `error` is a refusal, and hands the error on to be reported. */
+    holdOn(worker: unknown, error: unknown): unknown {
+      if (refusals.is(error) && worker instanceof Worker && !held.has(worker)) {
+        held.add(worker);
+        worker.pause(true).catch(report);
+      }
+      return error;
+    },
+    release() {
+      for (const worker of held) if (!worker.closing) worker.resume().catch(report);
+      held.clear();
+    },
   };
 }
 
