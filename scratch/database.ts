@@ -12,6 +12,9 @@ import { withDatabase } from "../lib/database-url.ts";
 /** The server of DATABASE_URL, reached through its always-present "postgres" database. */
 const ADMIN_URL = withDatabase(config.databaseUrl, "postgres");
 
+/** The suite's tablespace in memory, on DATABASE_URL's server only (memory-tablespace.ts). */
+const TABLESPACE = process.env.SCRATCH_TABLESPACE || undefined;
+
 const MIGRATIONS_DIR = join(import.meta.dir, "..", "db", "migrations");
 
 let templateName: Promise<string> | undefined;
@@ -73,7 +76,8 @@ export async function createScratchDatabase(label = "test", server = ADMIN_URL) 
   const admin = postgres(server, { max: 2, onnotice: () => {} });
   try {
     const template = await ensureTemplate(admin, server);
-    await admin.unsafe(`create database "${name}" template "${template}"`);
+    const where = TABLESPACE && server === ADMIN_URL ? ` tablespace "${TABLESPACE}"` : "";
+    await admin.unsafe(`create database "${name}" template "${template}"${where}`);
   } finally {
     await admin.end({ timeout: 5 });
   }
