@@ -4,7 +4,6 @@
  * a block with activity changes the page. Needs Debian's `chromium` (scripts/bootstrap.sh).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Browser, chromium } from "playwright-core";
@@ -145,7 +144,8 @@ describe("the example dashboard in Chromium", () => {
       { timeout: PAGE_CHANGE_BOUND_MS },
     );
 
-    const screenshot = join(await mkdtemp(join(tmpdir(), "dashboard-")), "dashboard.png");
+    // One file, replaced by each run, not a folder left behind by every run.
+    const screenshot = join(tmpdir(), "citizen-staking-dashboard.png");
     await page.screenshot({ path: screenshot, fullPage: true });
     console.log(`dashboard screenshot: ${screenshot} (the new block showed after ${tookMs} ms)`);
     // The chart asks for past blocks newest first and stops at the first one before the
