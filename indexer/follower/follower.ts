@@ -11,6 +11,7 @@ import { APPLICATION_NAME } from "../../db/client.ts";
 import { isConnectionFailure } from "../../lib/connection-checks.ts";
 import { errorSummary } from "../../lib/log.ts";
 import { isTransientRpcFailure } from "../../lib/rpc-failures.ts";
+import { withTimeout } from "../../lib/with-timeout.ts";
 import { CitizenReadCache } from "../fetch/citizen-read-cache.ts";
 import { createFetchStage, type FetchDeps } from "../fetch/fetch-range.ts";
 import { createJobWorker } from "../queues/job-worker.ts";
@@ -24,6 +25,26 @@ import { type FollowDeps, type FollowSettings, followTick } from "./follow.ts";
  * finality depth before it is seen (then only an operator can recover): a second at most.
  */
 const FOLLOW_SCHEDULER_REFRESH_MS = 1_000;
+
+/** A follow tick that outlived its limit: the follower went on without it. */
+export class FollowTickStuck extends Error {
+  override name = "FollowTickStuck";
+}
+
+/**
+ * How long a follow tick may run before the follower goes on without it: twice the longest one
+ * node call may take (its timeout, for each of its tries). A tick awaits its node calls in
+ * series, each bounded so, and Postgres, which answers in milliseconds, ends a silent session
+ * (db/client.ts) or keeps it for an operator's lock. An answer that never comes would otherwise
+ * hold the follow worker (concurrency 1) for good, and the lease round that stops it waits for
+ * its tick: in one loaded test run, a tick under way when a proxy cut every socket never ended,
+ * and neither did that follower. An abandoned tick's write is still safe if it comes: it
+ * extends the checkpoint only from the block it read (CheckpointMoved otherwise).
+ * With the defaults (15 s, 7 tries), 210 s.
+ */
+export function followTickLimitMs(node: { timeout?: number; retryCount?: number }): number {
+  return 2 * (node.timeout ?? 10_000) * ((node.retryCount ?? 3) + 1);
+}
 
 export interface FollowerDeps {
   /** The tick's dependencies, and what its own fetch stage is built from. */
@@ -49,6 +70,7 @@ export function createFollower({
   log,
 }: FollowerDeps) {
   const { queues } = deps;
+  const tickLimitMs = followTickLimitMs(deps.client.transport);
   /**
    * The follower reads the citizens it meets through its own in-process cache, without the
    * chunk workers' Redis claims (citizen-claims.ts): those spare several processes reading the
@@ -71,7 +93,14 @@ export function createFollower({
   async function processFollow() {
     const started = performance.now();
     try {
-      const result = await followTick(followDeps, settings);
+      const result = await withTimeout(
+        followTick(followDeps, settings),
+        tickLimitMs,
+        () =>
+          new FollowTickStuck(
+            `a follow tick was still waiting after ${tickLimitMs} ms (on the node or Postgres): the follower goes on without it`,
+          ),
+      );
       const indexed = result.action === "indexed" ? result : undefined;
       if (result.action === "waiting") await health.waited("follow", started, result.behind);
       else

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import postgres from "postgres";
+import { openRedis } from "../../lib/redis.ts";
 import { type ScenarioDevnet, startScenarioDevnet } from "../support/devnet.ts";
 import { startTestIndexer, type TestIndexer } from "../support/indexer.ts";
 import { startTcpProxy } from "../support/tcp-proxy.ts";
@@ -103,4 +105,63 @@ describe("following the head while the scenario keeps producing blocks", () => {
     await harness.waitForHead(90_000);
     expect(await harness.mismatches()).toEqual([]);
   });
+
+  test("a tick held past its limit is reported, and neither the follower nor its lease waits on it", async () => {
+    const harness = await startTestIndexer({
+      label: "held-tick",
+      rpcUrl: devnet.node.rpcUrl,
+      staker: devnet.deployment.addresses.staker,
+      // A tick's limit is twice a node call's worst case: 2 × 250 ms × 7 tries = 3.5 s.
+      options: { followIntervalMs: 50, rpcTimeoutMs: 250, followLeaseMs: 1_000 },
+    });
+    harnesses.push(harness);
+    await harness.indexer.ensureCheckpoint(devnet.deployment.deployBlock);
+    await harness.indexer.start({ follow: true });
+    await harness.waitForHead();
+    const me = (await harness.indexer.followLease()).leader!;
+    // An operator's transaction left open on the checkpoint table (ALTER TABLE, LOCK TABLE,
+    // VACUUM FULL in a psql session) holds every tick at its first read while it stays open.
+    const operator = postgres(harness.database.url, { max: 2, onnotice: () => {} });
+    const session = await operator.reserve();
+    await session`BEGIN`;
+    await session`LOCK TABLE indexer_checkpoints IN ACCESS EXCLUSIVE MODE`;
+    // Read apart from the indexer's pool, whose connections the held ticks may all be holding.
+    const followHealth = async () =>
+      (
+        await operator<{ lastError: string | null; failingSince: Date | null }[]>`
+          SELECT last_error AS "lastError", failing_since AS "failingSince"
+          FROM indexer_health WHERE component = 'follow'`
+      )[0];
+    const redis = openRedis({ url: harness.redis.url }, "look");
+    try {
+      await liveBlocks(2, 100);
+      await until(async () => (await followHealth())?.lastError?.startsWith("FollowTickStuck"));
+      // Another follow process takes the lease (this one's lapsed in a Redis outage, say), then
+      // dies: this one stands by, which stops its follower, and must lead again once the
+      // lease is free, though its held tick is still waiting.
+      const lease = `${harness.redis.prefix}:follower:lease`;
+      const other = JSON.stringify({ host: "elsewhere", pid: 1, id: "another" });
+      await redis.set(lease, other, "PX", 2_000);
+      await until(async () => (await harness.indexer.followLease()).leader?.id === "another");
+      await until(async () => (await harness.indexer.followLease()).leader?.id === me.id);
+    } finally {
+      await session`COMMIT`;
+      session.release();
+      redis.disconnect();
+    }
+    await liveBlocks(2, 100);
+    await harness.waitForHead();
+    await until(async () => (await followHealth())?.failingSince === null);
+    await operator.end();
+    expect(await harness.mismatches()).toEqual([]);
+  });
 });
+
+/** Waits until `check` holds, for up to 30 s (a loaded machine's allowance). */
+async function until(check: () => Promise<boolean | undefined>, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`not so within ${timeoutMs} ms: ${check}`);
+    await Bun.sleep(50);
+  }
+}
