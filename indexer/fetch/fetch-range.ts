@@ -3,7 +3,7 @@
  * what it needs to know besides is handed in (FetchDeps), and what it returns is written by the
  * caller (store/range-writes.ts).
  */
-import type { PublicClient } from "viem";
+import type { Block, Hex, PublicClient } from "viem";
 import type { CitizenRow, StakerEventRow } from "../../db/schema.ts";
 import { isCitizenAsset } from "../../lib/vocabulary.ts";
 import { readsGoByHash } from "../chain/block-pin.ts";
@@ -134,13 +134,22 @@ export async function fetchRange(deps: FetchDeps, request: FetchRequest): Promis
     logs: moreCheck ? [...firstCheck.logs, ...moreCheck.logs] : firstCheck.logs,
     lastHash: moreCheck ? moreCheck.lastHash : firstCheck.lastHash,
   };
-  const checked = await checkedLogs(deps, headers, answer, {
+  const checking = checkedLogs(deps, headers, answer, {
     from,
     dense,
     transfers: moreTransfers.length > 0 ? [...firstTransfers, ...moreTransfers] : firstTransfers,
     checkAnswer,
     last: headers.get(reached)!,
   });
+  // A dense range's reads go beside its missing-log check (a block's receipts, read and proven
+  // against its receiptsRoot: a round trip and a trie at the head) instead of after it: the
+  // check almost always passes the answer as it came, and then these are the range's rows. One
+  // that settles a block otherwise, or holds at one, has them built again from what it passed.
+  const early = dense
+    ? rowsOf(deps, { from, to: reached, dense }, new Map(headers), answer)
+    : undefined;
+  early?.catch(() => undefined);
+  const checked = await checking;
   const { logCheck, held } = checked;
   // Held at a block: the range ends before it (checkedLogs gave only the logs before it). Cut
   // short at the most events: it ends at the last block the kept logs name, whose hash they carry.
@@ -148,20 +157,7 @@ export async function fetchRange(deps: FetchDeps, request: FetchRequest): Promis
   const logs = cut ? checked.logs.slice(0, cut.logs) : checked.logs;
   const to = cut ? cut.block : held ? held.blockNumber - 1n : reached;
   if (held || cut) for (const number of headers.keys()) if (number > to) headers.delete(number);
-  const firstHeader = headers.get(from)!;
   const lastHash = cut ? logs.at(-1)!.blockHash : headers.get(to)!.hash!;
-
-  const blockHashes = new Map<bigint, string>();
-  if (from > 0n) blockHashes.set(from - 1n, firstHeader.parentHash.toLowerCase());
-  for (const [number, header] of headers) blockHashes.set(number, header.hash!.toLowerCase());
-  if (dense) checkLinked(headers, from, to);
-  for (const log of logs) {
-    const known = blockHashes.get(log.blockNumber);
-    if (dense && known !== log.blockHash) {
-      throw new ReorgDetected(`a log of block ${log.blockNumber} is from another branch`);
-    }
-    blockHashes.set(log.blockNumber, log.blockHash);
-  }
 
   // A chunk's last block read again once its logs are in shows the chain stood still under them;
   // with reads by hash (held to that block) it goes beside them, so it adds no wait, while reads
@@ -169,22 +165,10 @@ export async function fetchRange(deps: FetchDeps, request: FetchRequest): Promis
   const pinned = !dense && (await readsGoByHash(client));
   const stoodStill = pinned ? checkStillThere(client, to, lastHash) : undefined;
   stoodStill?.catch(() => undefined);
-  await deps.admitEvents?.(logs.length);
-  const events = logs.map((log) => toEventRow(log, contracts));
-  const stakeEvents = events.filter(isCitizenStake);
-  const contexts = stakeContexts(stakeEvents, events, to);
-  const { citizens, read, readFailures } = await citizensOf(deps, stakeEvents, {
-    blockNumber: to,
-    blockHash: lastHash,
-  });
-  const stakes = await stakeFacts(deps, {
-    stakeEvents,
-    contexts,
-    citizens,
-    headers,
-    logs,
-    blockHashes,
-  });
+  const rows =
+    early && !held && logCheck.corrected === 0
+      ? await early
+      : await rowsOf(deps, { from, to, dense, lastHash }, headers, logs);
 
   // A dense range is held to its own headers: each was read, each links to the one before, every
   // log carries its header's hash, a bloom that admits a staker log the answer lacks is asked
@@ -202,14 +186,53 @@ export async function fetchRange(deps: FetchDeps, request: FetchRequest): Promis
   return {
     fromBlock: from,
     toBlock: to,
-    events,
-    stakes,
-    citizens: read,
-    blockHashes,
-    readFailures,
+    ...rows,
     logCheck,
     held: cut ? undefined : held,
   };
+}
+
+/**
+ * The rows of a range whose end and staker logs are known: its block hashes (a dense range's
+ * checked to link, and its logs to carry them), its events, the citizens they meet and their
+ * stakes. `lastHash` is the last block's (its header's unless given: a cut range's last log's).
+ */
+async function rowsOf(
+  deps: FetchDeps,
+  range: { from: bigint; to: bigint; dense?: boolean; lastHash?: Hex },
+  headers: Map<bigint, Block>,
+  logs: StakerLog[],
+) {
+  const { from, to, dense } = range;
+  const lastHash = range.lastHash ?? headers.get(to)!.hash!;
+  const blockHashes = new Map<bigint, string>();
+  if (from > 0n) blockHashes.set(from - 1n, headers.get(from)!.parentHash.toLowerCase());
+  for (const [number, header] of headers) blockHashes.set(number, header.hash!.toLowerCase());
+  if (dense) checkLinked(headers, from, to);
+  for (const log of logs) {
+    const known = blockHashes.get(log.blockNumber);
+    if (dense && known !== log.blockHash) {
+      throw new ReorgDetected(`a log of block ${log.blockNumber} is from another branch`);
+    }
+    blockHashes.set(log.blockNumber, log.blockHash);
+  }
+  await deps.admitEvents?.(logs.length);
+  const events = logs.map((log) => toEventRow(log, deps.contracts));
+  const stakeEvents = events.filter(isCitizenStake);
+  const contexts = stakeContexts(stakeEvents, events, to);
+  const { citizens, read, readFailures } = await citizensOf(deps, stakeEvents, {
+    blockNumber: to,
+    blockHash: lastHash,
+  });
+  const stakes = await stakeFacts(deps, {
+    stakeEvents,
+    contexts,
+    citizens,
+    headers,
+    logs,
+    blockHashes,
+  });
+  return { events, stakes, citizens: read, blockHashes, readFailures };
 }
 
 /** How many blocks the staker's next eth_getLogs asks while a range's logs are counted. */
