@@ -21,12 +21,15 @@ const S2_GETTERS = [
  * The components of each citizen at `at`: every getter of every citizen asked in one turn, so
  * they go many to an eth_call (block-reads.ts), then each S1 citizen's identity class the same
  * way. A getter that reverts throws ReadReverted naming it, as a single read of it would.
+ * `firstRound` is told the components before the identity classes are asked (a stake's reads
+ * need only its citizen's component vault).
  */
 export async function readCitizenComponents(
   blockReads: BlockReads,
   contracts: StakerContracts,
   keys: readonly CitizenKey[],
   at: BlockAt,
+  firstRound?: (components: readonly CitizenComponents[]) => void,
 ): Promise<CitizenComponents[]> {
   const calls: Promise<bigint>[] = [];
   for (const { season, citizenId } of keys) {
@@ -86,6 +89,7 @@ export async function readCitizenComponents(
       components.push({ season, citizenId, identityId, itemCacheId, landDeedId });
     }
   }
+  firstRound?.(components);
   const s1 = components.filter((reading) => reading.season === 1);
   const classes = await Promise.all(
     s1.map((reading) =>

@@ -38,17 +38,19 @@ export interface CitizenReading extends CitizenComponents {
  * component calls of all the citizens go many to an eth_call through the static-call reader
  * (citizen-components.ts); the tokenURIs in batches of their own (readTokenUris). A component
  * getter that reverts throws ReadReverted (the points or the record depend on it); a tokenURI
- * that reverts is recorded.
+ * that reverts is recorded. `firstRound` is told the components before the identity classes
+ * are asked (readCitizenComponents).
  */
 export async function readCitizens(
   client: PublicClient,
   contracts: StakerContracts,
   keys: readonly CitizenKey[],
   block: bigint | BlockAt,
+  firstRound?: (components: readonly CitizenComponents[]) => void,
 ): Promise<CitizenReading[]> {
   const at = blockAt(block);
   const [components, tokenUris] = await Promise.all([
-    readCitizenComponents(createBlockReads(client), contracts, keys, at),
+    readCitizenComponents(createBlockReads(client), contracts, keys, at, firstRound),
     readTokenUris(client, contracts, keys, at),
   ]);
   return components.map((reading, i) => ({ ...reading, tokenUri: tokenUris[i]! }));

@@ -220,18 +220,11 @@ async function rowsOf(
   const events = logs.map((log) => toEventRow(log, deps.contracts));
   const stakeEvents = events.filter(isCitizenStake);
   const contexts = stakeContexts(stakeEvents, events, to);
-  const { citizens, read, readFailures } = await citizensOf(deps, stakeEvents, {
-    blockNumber: to,
-    blockHash: lastHash,
-  });
-  const stakes = await stakeFacts(deps, {
-    stakeEvents,
-    contexts,
-    citizens,
-    headers,
-    logs,
-    blockHashes,
-  });
+  const citizens = citizensOf(deps, stakeEvents, { blockNumber: to, blockHash: lastHash });
+  const [{ read, readFailures }, stakes] = await Promise.all([
+    citizens.rows,
+    stakeFacts(deps, { stakeEvents, contexts, citizens, headers, logs, blockHashes }),
+  ]);
   return { events, stakes, citizens: read, blockHashes, readFailures };
 }
 

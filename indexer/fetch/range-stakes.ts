@@ -6,7 +6,7 @@ import type { Block, Hex, PublicClient } from "viem";
 import type { CitizenRow, CitizenStakeRow, StakerEventRow } from "../../db/schema.ts";
 import type { BlockAt } from "../chain/block-pin.ts";
 import { createBlockReads } from "../chain/block-reads.ts";
-import { type CitizenKey, readCitizens } from "../chain/citizen-reads.ts";
+import { type CitizenComponents, type CitizenKey, readCitizens } from "../chain/citizen-reads.ts";
 import { readHandFlag } from "../chain/hand-flag.ts";
 import type { StakerLog } from "../chain/logs.ts";
 import { readStakes, tryReadStakes } from "../chain/stake-reads.ts";
@@ -22,30 +22,55 @@ import { explainConfigurations } from "./stake-configuration.ts";
 
 const keyOf = (season: number, citizenId: bigint) => `${season}:${citizenId}`;
 
-export async function citizensOf(
-  deps: FetchDeps,
-  stakeEvents: StakerEventRow[],
-  block: Required<BlockAt>,
-): Promise<{
+/** The citizens a range's stakes meet: those the tables hold, and the rest read. */
+export interface CitizenRows {
   citizens: Map<string, CitizenRow>;
   /** The citizens read now: the others are in the tables already. */
   read: CitizenRow[];
   readFailures: RangeWrite["readFailures"];
-}> {
+}
+
+/**
+ * The citizens a range's stakes meet (`rows`), and first each one's component vault (0 for none,
+ * and for S2), all a stake's reads need of its citizen: for a citizen read now it is known after
+ * the first round of its reads, so the stakes' reads go beside the identity classes' round.
+ */
+export function citizensOf(
+  deps: FetchDeps,
+  stakeEvents: StakerEventRow[],
+  block: Required<BlockAt>,
+): { componentVaults: Promise<Map<string, bigint>>; rows: Promise<CitizenRows> } {
   const keys = new Map<string, CitizenKey>();
   for (const event of stakeEvents) {
     const season = event.citizenSeason as Season;
     keys.set(keyOf(season, event.citizenId!), { season, citizenId: event.citizenId! });
   }
+  const known = deps.knownCitizens([...keys.values()]);
+  let firstRound: (components: readonly CitizenComponents[]) => void = () => {};
+  const firstRoundRead = new Promise<readonly CitizenComponents[]>((resolve) => {
+    firstRound = resolve;
+  });
+  const rows = citizenRows(deps, keys, known, block, firstRound);
+  const componentVaults = componentVaultsOf(keys.size, known, firstRoundRead, rows);
+  // Failing with the rows, which the caller awaits: never unobserved here.
+  componentVaults.catch(() => {});
+  return { componentVaults, rows };
+}
+
+async function citizenRows(
+  deps: FetchDeps,
+  keys: Map<string, CitizenKey>,
+  known: Promise<CitizenRow[]>,
+  block: Required<BlockAt>,
+  firstRound: (components: readonly CitizenComponents[]) => void,
+): Promise<CitizenRows> {
   const found = new Map<string, CitizenRow>();
-  for (const row of await deps.knownCitizens([...keys.values()])) {
-    found.set(keyOf(row.season, row.citizenId), row);
-  }
+  for (const row of await known) found.set(keyOf(row.season, row.citizenId), row);
   const missing = [...keys].filter(([key]) => !found.has(key)).map(([, key]) => key);
   const readFailures: RangeWrite["readFailures"] = [];
   // A citizen's components never change, so any block after its mint will do.
   const readings = await deps.citizenReads.read(missing, (keys) =>
-    readCitizens(deps.client, deps.contracts, keys, block),
+    readCitizens(deps.client, deps.contracts, keys, block, firstRound),
   );
   const read: CitizenRow[] = [];
   for (const reading of readings) {
@@ -55,6 +80,31 @@ export async function citizensOf(
     if (failure) readFailures.push(failure);
   }
   return { citizens: found, read, readFailures };
+}
+
+/**
+ * Each citizen's component vault: from the tables, then from this fetch's own first round when
+ * it read every other citizen, or else (some were read by another chunk or process) once the
+ * rows are in.
+ */
+async function componentVaultsOf(
+  citizens: number,
+  known: Promise<CitizenRow[]>,
+  firstRoundRead: Promise<readonly CitizenComponents[]>,
+  rows: Promise<CitizenRows>,
+): Promise<Map<string, bigint>> {
+  const vaults = new Map<string, bigint>();
+  const add = (citizen: { season: number; citizenId: bigint; componentVaultId?: bigint | null }) =>
+    vaults.set(keyOf(citizen.season, citizen.citizenId), citizen.componentVaultId ?? 0n);
+  for (const row of await known) add(row);
+  if (vaults.size === citizens) return vaults;
+  const unread = citizens - vaults.size;
+  const allRead = firstRoundRead.then((components) =>
+    components.length === unread ? components : new Promise<never>(() => {}),
+  );
+  const read = await Promise.race([allRead, rows.then(({ citizens }) => [...citizens.values()])]);
+  for (const citizen of read) add(citizen);
+  return vaults;
 }
 
 /**
@@ -71,7 +121,8 @@ export async function stakeFacts(
   chunk: {
     stakeEvents: StakerEventRow[];
     contexts: StakeContext[];
-    citizens: Map<string, CitizenRow>;
+    /** citizensOf's: the vaults come first (the reads), the rows after (the proofs). */
+    citizens: ReturnType<typeof citizensOf>;
     headers: Map<bigint, Block>;
     logs: StakerLog[];
     blockHashes: Map<bigint, string>;
@@ -79,21 +130,21 @@ export async function stakeFacts(
 ): Promise<CitizenStakeRow[]> {
   const blockReads = createBlockReads(deps.client);
   const blocks = readBlocks(chunk.stakeEvents, pinnableContexts(chunk.contexts, chunk.blockHashes));
-  const stakes = chunk.stakeEvents.map((event, i) => ({
+  const vaults = await chunk.citizens.componentVaults;
+  const toRead = chunk.stakeEvents.map((event, i) => ({
     event,
-    context: chunk.contexts[i]!,
-    citizen: chunk.citizens.get(keyOf(event.citizenSeason!, event.citizenId!))!,
+    componentVaultId: vaults.get(keyOf(event.citizenSeason!, event.citizenId!))!,
     readBlock: blocks[i],
   }));
-  const stakeAt = ({ event, citizen }: (typeof stakes)[number], blockNumber: bigint) => ({
+  const stakeAt = ({ event, componentVaultId }: (typeof toRead)[number], blockNumber: bigint) => ({
     season: event.citizenSeason as Season,
     citizenId: event.citizenId!,
     staker: event.account as Hex,
-    componentVaultId: citizen.componentVaultId ?? 0n,
+    componentVaultId,
     blockNumber,
     blockHash: chunk.blockHashes.get(blockNumber) as Hex,
   });
-  const readLater = stakes.filter((stake) => stake.readBlock !== undefined);
+  const readLater = toRead.filter((stake) => stake.readBlock !== undefined);
   const laterReads = await tryReadStakes(
     blockReads,
     deps.contracts,
@@ -105,14 +156,20 @@ export async function stakeFacts(
     chunk,
   );
   const laterReadOf = new Map(readLater.map((stake, i) => [stake, laterReads[i]]));
-  const proofs = stakes.map((stake) =>
+  const { citizens } = await chunk.citizens.rows;
+  const stakes = toRead.map((stake, i) => ({
+    ...stake,
+    context: chunk.contexts[i]!,
+    citizen: citizens.get(keyOf(stake.event.citizenSeason!, stake.event.citizenId!))!,
+  }));
+  const proofs = stakes.map((stake, i) =>
     proveStake({
       ...stake,
       blockTime: blockTimes.get(stake.event.blockNumber),
       readAt:
         stake.readBlock === undefined
           ? undefined
-          : { blockNumber: stake.readBlock, reads: laterReadOf.get(stake) },
+          : { blockNumber: stake.readBlock, reads: laterReadOf.get(toRead[i]!) },
     }),
   );
   const unproven = stakes.filter((_, i) => !proofs[i]!.proven);
