@@ -166,7 +166,7 @@ export async function fetchRange(deps: FetchDeps, request: FetchRequest): Promis
   const stoodStill = pinned ? checkStillThere(client, to, lastHash) : undefined;
   stoodStill?.catch(() => undefined);
   const rows =
-    early && !held && logCheck.corrected === 0
+    early && !held && !cut && logCheck.corrected === 0
       ? await early
       : await rowsOf(deps, { from, to, dense, lastHash }, headers, logs);
 

@@ -33,18 +33,31 @@ export class FollowTickStuck extends Error {
 
 /**
  * How long a follow tick may run before the follower goes on without it: twice the longest one
- * node call may take (its timeout, for each of its tries). A tick awaits its node calls in
- * series, each bounded so, and Postgres, which answers in milliseconds, ends a silent session
- * (db/client.ts) or keeps it for an operator's lock. An answer that never comes would otherwise
- * hold the follow worker (concurrency 1) for good, and the lease round that stops it waits for
- * its tick: in one loaded test run, a tick under way when a proxy cut every socket never ended,
- * and neither did that follower. An abandoned tick's write is still safe if it comes: it
- * extends the checkpoint only from the block it read (CheckpointMoved otherwise).
- * With the defaults (15 s, 7 tries), 210 s.
+ * node call may take (its timeout for each of its tries, and viem's backoff between them). A
+ * tick awaits its node calls in series, each bounded so, and Postgres, which answers in
+ * milliseconds, ends a silent session (db/client.ts) or keeps it for an operator's lock. An
+ * answer that never comes would otherwise hold the follow worker (concurrency 1) for good, and
+ * the lease round that stops it waits for its tick: in one loaded test run, a tick under way when
+ * a proxy cut every socket never ended, and neither did that follower. An abandoned tick's write
+ * is still safe if it comes: it extends the checkpoint only from the block it read
+ * (CheckpointMoved otherwise). With the defaults (15 s, 7 tries, 100 ms doubling), 223 s.
  */
-export function followTickLimitMs(node: { timeout?: number; retryCount?: number }): number {
-  return 2 * (node.timeout ?? 10_000) * ((node.retryCount ?? 3) + 1);
+export function followTickLimitMs(node: {
+  timeout?: number;
+  retryCount?: number;
+  retryDelay?: number;
+}): number {
+  const tries = (node.retryCount ?? 3) + 1;
+  const backoff = (node.retryDelay ?? 150) * (2 ** (tries - 1) - 1);
+  return 2 * ((node.timeout ?? 10_000) * tries + backoff);
 }
+
+/**
+ * Abandoned ticks still waiting, past which no new one starts until one ends: each may hold a
+ * Postgres connection (a lock it waits for), and the pool is the process's. Two, so that one tick
+ * that never ends does not stop the follower.
+ */
+const ABANDONED_TICKS_MAX = 2;
 
 export interface FollowerDeps {
   /** The tick's dependencies, and what its own fetch stage is built from. */
@@ -90,17 +103,30 @@ export function createFollower({
   /** The follower's last failure, logged once until it changes or the follower recovers. */
   let followFailure: string | undefined;
 
+  /** Ticks that outlived tickLimitMs and still run. */
+  let abandoned = 0;
+
+  /** A follow tick, given up past tickLimitMs (see followTickLimitMs). */
+  function boundedTick() {
+    if (abandoned >= ABANDONED_TICKS_MAX) {
+      throw new FollowTickStuck(
+        `${abandoned} follow ticks given up after ${tickLimitMs} ms are still waiting (on the node or Postgres): no new one starts until one ends`,
+      );
+    }
+    const tick = followTick(followDeps, settings);
+    return withTimeout(tick, tickLimitMs, () => {
+      abandoned++;
+      tick.catch(() => {}).finally(() => abandoned--);
+      return new FollowTickStuck(
+        `a follow tick was still waiting after ${tickLimitMs} ms (on the node or Postgres): the follower goes on without it`,
+      );
+    });
+  }
+
   async function processFollow() {
     const started = performance.now();
     try {
-      const result = await withTimeout(
-        followTick(followDeps, settings),
-        tickLimitMs,
-        () =>
-          new FollowTickStuck(
-            `a follow tick was still waiting after ${tickLimitMs} ms (on the node or Postgres): the follower goes on without it`,
-          ),
-      );
+      const result = await boundedTick();
       const indexed = result.action === "indexed" ? result : undefined;
       if (result.action === "waiting") await health.waited("follow", started, result.behind);
       else

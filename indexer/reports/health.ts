@@ -9,6 +9,7 @@ import { isConnectionFailure } from "../../lib/connection-checks.ts";
 import { errorSummary } from "../../lib/log.ts";
 import { createOutageReporter } from "../../lib/outages.ts";
 import { isTransientRpcFailure } from "../../lib/rpc-failures.ts";
+import { withTimeout } from "../../lib/with-timeout.ts";
 import { StakerLogsUnsettled } from "../chain/block-receipts.ts";
 import { ReadReverted } from "../chain/call-failure.ts";
 import { ChainMismatch } from "../chain/chain-id.ts";
@@ -35,6 +36,13 @@ const FATAL = [
   StakerLogsUnsettled,
   StakerLogsDisputed,
 ];
+/**
+ * How long a failure's health record may take before the job fails without it: a pool whose
+ * connections all wait on a lock (an operator's, say) would otherwise hold the failing job, and
+ * with it a follower's lease round, as long as the lock.
+ */
+const FAILURE_RECORD_MS = 5_000;
+
 export const isFatal = (error: unknown) =>
   FATAL.some((kind) => error instanceof kind) &&
   !(error instanceof StakerLogsUnsettled && error.mayPass);
@@ -98,9 +106,10 @@ export function createHealthRecords({ store, metrics, log }: HealthRecordsDeps) 
       if (role === "chunks" && (unsettled || error instanceof StakerLogsDisputed)) {
         metrics.chunkParkedOnLogs();
       }
-      await store
-        .recordHealth(role, { ok: false, error: summary, fatal: isFatal(error) })
-        .catch(() => {});
+      await withTimeout(
+        store.recordHealth(role, { ok: false, error: summary, fatal: isFatal(error) }),
+        FAILURE_RECORD_MS,
+      ).catch(() => {});
       if (isFatal(error)) throw new UnrecoverableError(summary);
       const retryable = new Error(summary);
       retryable.name = error instanceof Error ? error.name : "Error";

@@ -111,7 +111,8 @@ describe("following the head while the scenario keeps producing blocks", () => {
       label: "held-tick",
       rpcUrl: devnet.node.rpcUrl,
       staker: devnet.deployment.addresses.staker,
-      // A tick's limit is twice a node call's worst case: 2 × 250 ms × 7 tries = 3.5 s.
+      // A tick's limit is twice a node call's worst case: 2 × (7 tries × 250 ms + 6.3 s of
+      // backoff) = 16.1 s.
       options: { followIntervalMs: 50, rpcTimeoutMs: 250, followLeaseMs: 1_000 },
     });
     harnesses.push(harness);
@@ -135,7 +136,8 @@ describe("following the head while the scenario keeps producing blocks", () => {
     const redis = openRedis({ url: harness.redis.url }, "look");
     try {
       await liveBlocks(2, 100);
-      await until(async () => (await followHealth())?.lastError?.startsWith("FollowTickStuck"));
+      const stuck = async () => (await followHealth())?.lastError?.startsWith("FollowTickStuck");
+      await until(stuck, LIMITS_MS);
       // Another follow process takes the lease (this one's lapsed in a Redis outage, say), then
       // dies: this one stands by, which stops its follower, and must lead again once the
       // lease is free, though its held tick is still waiting.
@@ -143,7 +145,17 @@ describe("following the head while the scenario keeps producing blocks", () => {
       const other = JSON.stringify({ host: "elsewhere", pid: 1, id: "another" });
       await redis.set(lease, other, "PX", 2_000);
       await until(async () => (await harness.indexer.followLease()).leader?.id === "another");
-      await until(async () => (await harness.indexer.followLease()).leader?.id === me.id);
+      await until(
+        async () => (await harness.indexer.followLease()).leader?.id === me.id,
+        LIMITS_MS,
+      );
+      // A second tick given up, no third starts: each waits holding a Postgres connection. The
+      // failed tick says so in its job (the health record may not get a connection by then).
+      const full = async () =>
+        (await harness.indexer.queues.follow.getFailed(0, 49)).some((job) =>
+          job.failedReason.includes("no new one starts"),
+        );
+      await until(full, 2 * LIMITS_MS);
     } finally {
       await session`COMMIT`;
       session.release();
@@ -156,6 +168,9 @@ describe("following the head while the scenario keeps producing blocks", () => {
     expect(await harness.mismatches()).toEqual([]);
   });
 });
+
+/** A wait that spans a follow tick's limit in the test above, and a loaded machine's allowance. */
+const LIMITS_MS = 45_000;
 
 /** Waits until `check` holds, for up to 30 s (a loaded machine's allowance). */
 async function until(check: () => Promise<boolean | undefined>, timeoutMs = 30_000) {
